@@ -1,0 +1,262 @@
+// The closure checker's driver: scan, load every object in its real context, collect problems
+// from every load, deduplicate and sort them; see closure_check.hpp.
+#include "check/closure_check.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <memory>
+
+#include "check/cuda_family.hpp"
+#include "check/object_scan.hpp"
+#include "check/python_checks.hpp"
+#include "fs/hiding_tree.hpp"
+#include "fs/path_resolve.hpp"
+#include "loader/versions.hpp"
+
+namespace rootlock::check {
+
+namespace {
+
+// Problems keyed so that one finding seen from many load contexts is reported once, with every
+// object that has it.
+struct Collector {
+    std::map<std::string, std::set<std::string>> missing;  // soname -> needed_by
+    std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
+        versions;  // (soname, version, provider) -> needed_by
+    std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
+        unloadable;  // (soname, file, problem) -> needed_by
+    std::map<std::pair<std::string, std::string>, std::set<std::string>>
+        cuda_mix;  // (family, majors) -> objects
+    std::set<std::string> checked;  // canonical paths of objects whose needs were checked
+    std::set<Edge> edges;
+};
+
+std::string canonical_of(const loader::LoadedObject& object) {
+    return object.canonical.empty() ? object.name : object.canonical;
+}
+
+void collect_session(const loader::LoadSession& session, Collector& out) {
+    const auto& objects = session.objects();
+    for (const auto& request : session.requests()) {
+        const auto& requester = objects[static_cast<size_t>(request.requester)];
+        const auto& provider = objects[static_cast<size_t>(request.object)];
+        out.checked.insert(canonical_of(requester));
+        Edge edge;
+        edge.requester = canonical_of(requester);
+        edge.name = request.name;
+        edge.provider = provider.canonical;
+        edge.path = provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
+        edge.via = std::string(loader::via_name(request.via));
+        if (provider.via == loader::Via::rpath && provider.via_object >= 0 &&
+            request.via != loader::Via::already_loaded) {
+            edge.via_object = canonical_of(objects[static_cast<size_t>(provider.via_object)]);
+        }
+        out.edges.insert(edge);
+        if (!provider.faked) continue;
+        if (!provider.fatal.empty()) {
+            out.unloadable[{request.name, provider.fatal_path, provider.fatal}].insert(
+                canonical_of(requester));
+        } else {
+            out.missing[request.name].insert(canonical_of(requester));
+        }
+    }
+    // Symbol versions: each version an object needs must be defined by the object its verneed
+    // file binds to in this namespace.
+    std::map<std::string, std::set<int>> majors;
+    std::map<std::string, std::set<std::string>> family_objects;
+    for (const auto& object : objects) {
+        if (object.faked) continue;
+        std::string soname = object.info && !object.info->soname.empty() ? object.info->soname
+                                                                          : object.first_request;
+        if (auto member = cuda_membership(soname)) {
+            majors[member->family].insert(member->cuda_major);
+            family_objects[member->family].insert(canonical_of(object));
+        }
+    }
+    for (const auto& gap : loader::version_gaps(session)) {
+        const auto& object = objects[static_cast<size_t>(gap.object)];
+        const auto& provider = objects[static_cast<size_t>(gap.provider)];
+        out.versions[{gap.file, gap.version, canonical_of(provider)}].insert(canonical_of(object));
+    }
+    for (const auto& [family, set] : majors) {
+        if (set.size() < 2) continue;
+        std::string key;
+        for (int major : set) key += (key.empty() ? "" : ",") + std::to_string(major);
+        auto& members = out.cuda_mix[{family, key}];
+        members.insert(family_objects[family].begin(), family_objects[family].end());
+    }
+}
+
+nlohmann::ordered_json sorted_array(const std::set<std::string>& values) {
+    return nlohmann::ordered_json(std::vector<std::string>(values.begin(), values.end()));
+}
+
+void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& problems) {
+    for (const auto& [soname, needed_by] : in.missing) {
+        Problem problem{"missing-soname", Severity::error, {}};
+        problem.fields["soname"] = soname;
+        problem.fields["needed_by"] = sorted_array(needed_by);
+        std::set<std::string> candidates;
+        if (auto it = scan.by_soname.find(soname); it != scan.by_soname.end()) {
+            candidates.insert(it->second.begin(), it->second.end());
+        }
+        if (auto it = scan.by_filename.find(soname); it != scan.by_filename.end()) {
+            candidates.insert(it->second.begin(), it->second.end());
+        }
+        problem.fields["candidates"] = sorted_array(candidates);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, needed_by] : in.versions) {
+        Problem problem{"missing-version", Severity::error, {}};
+        problem.fields["soname"] = std::get<0>(key);
+        problem.fields["version"] = std::get<1>(key);
+        problem.fields["needed_by"] = sorted_array(needed_by);
+        problem.fields["provider"] = std::get<2>(key);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, needed_by] : in.unloadable) {
+        Problem problem{"bad-object", Severity::error, {}};
+        problem.fields["path"] = std::get<1>(key);
+        problem.fields["problem"] = std::get<2>(key);
+        problem.fields["soname"] = std::get<0>(key);
+        problem.fields["needed_by"] = sorted_array(needed_by);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, objects] : in.cuda_mix) {
+        Problem problem{"cuda-major-mix", Severity::error, {}};
+        problem.fields["family"] = key.first;
+        std::vector<int> majors;
+        for (size_t start = 0; start <= key.second.size();) {
+            size_t comma = key.second.find(',', start);
+            if (comma == std::string::npos) comma = key.second.size();
+            majors.push_back(std::stoi(key.second.substr(start, comma - start)));
+            start = comma + 1;
+        }
+        problem.fields["majors"] = majors;
+        problem.fields["objects"] = sorted_array(objects);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [path, text] : scan.bad_objects) {
+        Problem problem{"bad-object", Severity::error, {}};
+        problem.fields["path"] = path;
+        problem.fields["problem"] = text;
+        problems.push_back(std::move(problem));
+    }
+}
+
+bool in_torch(const std::string& path, const std::string& site) {
+    std::string prefix = site + "/torch/";
+    return path.compare(0, prefix.size(), prefix) == 0;
+}
+
+util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOptions& options,
+                                     const EnvironmentSet& environments) {
+    auto model = loader::open_root_model(tree, options.model);
+    if (!model) return model.error();
+    loader::SearchContext& context = *model->context;
+    Scan scan = scan_objects(tree, options.paths, context.target(), environments.site_dirs);
+
+    Collector collector;
+    // Programs: exec'd, so $ORIGIN is their resolved directory.
+    for (const auto& object : scan.objects) {
+        if (object.role != Role::program) continue;
+        loader::LoadSession session(context);
+        if (session.load_main(object.path, true)) collect_session(session, collector);
+    }
+    // Python: one namespace per environment, the interpreter loaded first; torch's own
+    // extensions see libtorch_global_deps.so already loaded RTLD_GLOBAL, as `import torch` does.
+    std::vector<std::unique_ptr<loader::LoadSession>> bases(environments.environments.size());
+    std::vector<std::unique_ptr<loader::LoadSession>> torch_bases(environments.environments.size());
+    std::vector<std::string> notes = model->notes;
+    for (size_t i = 0; i < environments.environments.size(); ++i) {
+        const auto& environment = environments.environments[i];
+        if (!environment.interpreter) {
+            notes.push_back(fmt::format("no interpreter found for the Python environment at {}: "
+                                        "its extension modules are checked on their own",
+                                        environment.prefix));
+            continue;
+        }
+        auto base = std::make_unique<loader::LoadSession>(context);
+        if (!base->load_main(*environment.interpreter, true)) continue;
+        collect_session(*base, collector);
+        std::string global_deps = environments.site_dirs[i] + "/torch/lib/libtorch_global_deps.so";
+        if (tree.lstat(global_deps)) {
+            auto torch = std::make_unique<loader::LoadSession>(*base);
+            torch->dlopen(global_deps);
+            collect_session(*torch, collector);
+            torch_bases[i] = std::move(torch);
+        }
+        bases[i] = std::move(base);
+    }
+    for (const auto& object : scan.objects) {
+        if (object.role != Role::extension) continue;
+        size_t env = static_cast<size_t>(object.environment);
+        const loader::LoadSession* base = bases[env].get();
+        if (torch_bases[env] && in_torch(object.path, environments.site_dirs[env])) {
+            base = torch_bases[env].get();
+        }
+        if (base == nullptr) {
+            loader::LoadSession session(context);
+            if (session.load_main(object.path, false)) collect_session(session, collector);
+            continue;
+        }
+        loader::LoadSession session(*base);
+        session.dlopen(object.path);
+        collect_session(session, collector);
+    }
+    // Libraries nobody in the tree loads: on their own, dlopened by the environment's
+    // interpreter when they sit in one, else as `ld.so --list` would load them.
+    for (const auto& object : scan.objects) {
+        if (object.role != Role::library || collector.checked.count(object.path) != 0) continue;
+        if (object.info->needed.empty()) {
+            collector.checked.insert(object.path);
+            continue;
+        }
+        if (object.environment >= 0 && bases[static_cast<size_t>(object.environment)]) {
+            loader::LoadSession session(*bases[static_cast<size_t>(object.environment)]);
+            session.dlopen(object.path);
+            collect_session(session, collector);
+        } else {
+            loader::LoadSession session(context);
+            if (session.load_main(object.path, false)) collect_session(session, collector);
+        }
+    }
+
+    CheckReport report;
+    report.objects = scan.objects.size();
+    emit_problems(collector, scan, report.problems);
+    add_environment_problems(tree, environments, report.problems);
+    sort_problems(report.problems);
+    report.ok = std::none_of(report.problems.begin(), report.problems.end(),
+                             [](const Problem& p) { return p.severity == Severity::error; });
+    for (const auto& note : context.notes()) notes.push_back(note);
+    if (scan.foreign > 0) {
+        notes.push_back(fmt::format("{} objects of another ELF class or machine were not checked",
+                                    scan.foreign));
+    }
+    std::sort(notes.begin(), notes.end());
+    notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
+    report.notes = std::move(notes);
+    report.edges = std::move(collector.edges);
+    report.providers = scan.by_soname;
+    return report;
+}
+
+}  // namespace
+
+util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions& options) {
+    auto environments = load_environments(tree, options.paths);
+    if (!environments) return environments.error();
+    if (options.without.empty()) return check_tree(tree, options, *environments);
+
+    auto hidden = uninstall_set(tree, *environments, options.without);
+    if (!hidden) return hidden.error();
+    fs::HidingTree view(tree, *hidden);
+    auto remaining = load_environments(view, options.paths);
+    if (!remaining) return remaining.error();
+    auto report = check_tree(view, options, *remaining);
+    if (report) report->without_hidden.assign(hidden->begin(), hidden->end());
+    return report;
+}
+
+}  // namespace rootlock::check

@@ -1,0 +1,50 @@
+// The closure checker: every ELF object under the given paths loaded the way it really is
+// (programs as programs, Python extensions from the root's interpreter, libraries in the context
+// of whoever loads them), every problem collected at once: missing sonames and symbol versions,
+// unloadable candidates, CUDA major mixes, and broken Python environments.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "check/problem.hpp"
+#include "fs/file_tree.hpp"
+#include "loader/root_model.hpp"
+#include "loader/session.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::check {
+
+struct CheckOptions {
+    std::vector<std::string> paths{"/"};  // inside the root
+    std::vector<std::string> without;     // distributions to uninstall first, as pip would
+    loader::ModelOptions model;
+};
+
+// One resolved DT_NEEDED edge, as some load context resolved it.
+struct Edge {
+    std::string requester;  // canonical path
+    std::string name;       // the DT_NEEDED string
+    std::string provider;   // canonical path; empty when not found or host-provided
+    std::string path;       // the path as ld.so names it
+    std::string via;        // via_name()
+    std::string via_object; // for rpath: whose DT_RPATH
+
+    auto operator<=>(const Edge&) const = default;
+};
+
+struct CheckReport {
+    bool ok = true;
+    size_t objects = 0;                  // ELF objects checked
+    std::vector<Problem> problems;       // sorted
+    std::vector<std::string> notes;      // sorted, unique
+    std::set<Edge> edges;                // every resolution made, for `why`
+    std::map<std::string, std::vector<std::string>> providers;  // soname -> files providing it
+    std::vector<std::string> without_hidden;  // paths hidden by --without, sorted
+};
+
+util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions& options);
+
+}  // namespace rootlock::check

@@ -1,0 +1,46 @@
+// What every subcommand shares: exit codes, opening --root as a directory or a tarball, and
+// terminal styling (colour only on a TTY and never under NO_COLOR).
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "fs/file_tree.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::cli {
+
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_problems = 1;
+inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_io = 3;
+
+// A usage or input error: one line on stderr, exit 2.
+int fail_usage(const std::string& message);
+// An I/O failure: one line on stderr, exit 3.
+int fail_io(const std::string& message);
+
+// Opens `root` (a directory, or a rootfs tarball checked without extracting it). Returns null
+// and prints the reason when it cannot.
+util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root);
+
+// Problems of the tree itself (unsafe tarball entries), for trees that have them.
+std::vector<std::pair<std::string, std::string>> tree_issues(const fs::FileTree& tree);
+
+class Style {
+public:
+    explicit Style(FILE* stream);
+    std::string bold(std::string_view text) const;
+    std::string red(std::string_view text) const;
+    std::string yellow(std::string_view text) const;
+    std::string green(std::string_view text) const;
+    std::string dim(std::string_view text) const;
+
+private:
+    std::string wrap(std::string_view code, std::string_view text) const;
+    bool m_colour;
+};
+
+}  // namespace rootlock::cli

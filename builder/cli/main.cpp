@@ -1,0 +1,42 @@
+// rootlock's entry point: parses the command line with CLI11, runs one subcommand, and is the
+// one place exceptions are caught (they mean a bug: bad input is always an error value).
+#include <clocale>
+#include <cstdio>
+#include <exception>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+
+int main(int argc, char** argv) {
+    // libarchive converts entry names through the locale; a fixed UTF-8 one keeps output stable.
+    std::setlocale(LC_ALL, "C.UTF-8");
+    using namespace rootlock::cli;
+    CLI::App app{"rootlock: prove a root filesystem's shared-library closure, as glibc would load it"};
+    app.set_version_flag("--version", std::string("rootlock ") + ROOTLOCK_VERSION);
+    app.require_subcommand(1);
+    std::function<int()> run;
+    register_check(app, run);
+    register_ldd(app, run);
+    register_why(app, run);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(stderr, "rootlock: {}\nRun 'rootlock --help' for usage.\n", e.what());
+        return k_exit_usage;
+    }
+    try {
+        return run ? run() : k_exit_usage;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "rootlock: internal error (a bug, please report it): {}\n", e.what());
+        return 70;
+    }
+}

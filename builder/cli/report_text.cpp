@@ -1,0 +1,119 @@
+// render_report(); see report_text.hpp.
+#include "cli/report_text.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+namespace rootlock::cli {
+
+namespace {
+std::string plural(size_t count, std::string_view one, std::string_view many) {
+    return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+const char* group_title(const std::string& kind) {
+    if (kind == "missing-soname") return "missing shared libraries";
+    if (kind == "missing-version") return "missing symbol versions";
+    if (kind == "missing-record-file") return "distributions whose files are gone (metadata-only installs)";
+    if (kind == "shared-path") return "paths claimed by two distributions (uninstalling one breaks the other)";
+    if (kind == "cuda-major-mix") return "closures mixing CUDA majors";
+    if (kind == "bad-object") return "objects the loader would reject";
+    if (kind == "unsafe-path") return "unsafe paths in the tree";
+    return "other problems";
+}
+
+void list_paths(std::string& out, const char* label, const nlohmann::ordered_json& paths,
+                size_t limit = 8) {
+    size_t shown = 0;
+    for (const auto& path : paths) {
+        if (shown == limit) {
+            out += fmt::format("      ... and {} more\n", paths.size() - limit);
+            break;
+        }
+        out += fmt::format("    {} {}\n", shown == 0 ? label : std::string(std::string_view(label).size(), ' ').c_str(),
+                           path.get<std::string>());
+        ++shown;
+    }
+}
+
+void render_problem(std::string& out, const check::Problem& problem, const Style& style) {
+    const auto& f = problem.fields;
+    const std::string& kind = problem.kind;
+    if (kind == "missing-soname") {
+        out += fmt::format("  {}\n", style.bold(f["soname"].get<std::string>()));
+        list_paths(out, "needed by", f["needed_by"]);
+        if (f["candidates"].empty()) {
+            out += "    no copy anywhere in the checked paths\n";
+        } else {
+            list_paths(out, "a copy is at", f["candidates"]);
+        }
+    } else if (kind == "missing-version") {
+        out += fmt::format("  {} from {} ({})\n", style.bold(f["version"].get<std::string>()),
+                           f["soname"].get<std::string>(), f["provider"].get<std::string>());
+        list_paths(out, "needed by", f["needed_by"]);
+    } else if (kind == "missing-record-file") {
+        out += fmt::format("  {} {}: {} listed in RECORD but missing\n",
+                           style.bold(f["dist"].get<std::string>()), f["version"].get<std::string>(),
+                           plural(f["paths"].size(), "file", "files"));
+        list_paths(out, "e.g.", f["paths"], 3);
+    } else if (kind == "shared-path") {
+        std::string dists;
+        for (const auto& d : f["dists"]) dists += (dists.empty() ? "" : ", ") + d.get<std::string>();
+        out += fmt::format("  {}\n    claimed by {}\n", f["path"].get<std::string>(), dists);
+    } else if (kind == "cuda-major-mix") {
+        std::string majors;
+        for (const auto& m : f["majors"]) majors += (majors.empty() ? "" : " and ") + std::to_string(m.get<int>());
+        out += fmt::format("  {}: CUDA {} in one process\n", style.bold(f["family"].get<std::string>()), majors);
+        list_paths(out, "objects", f["objects"]);
+    } else if (kind == "bad-object") {
+        out += fmt::format("  {}: {}\n", style.bold(f["path"].get<std::string>()),
+                           f["problem"].get<std::string>());
+        if (f.contains("needed_by")) list_paths(out, "needed by", f["needed_by"]);
+    } else {
+        out += fmt::format("  {}\n", f.dump());
+    }
+}
+}  // namespace
+
+std::string render_report(const check::CheckReport& report, const std::string& root,
+                          const Style& style) {
+    std::string out;
+    out += fmt::format("rootlock check: {} ({} checked)\n",
+                       root, plural(report.objects, "ELF object", "ELF objects"));
+    if (!report.without_hidden.empty()) {
+        out += fmt::format("as if uninstalled: {} hidden\n",
+                           plural(report.without_hidden.size(), "path", "paths"));
+    }
+    std::map<std::string, std::vector<const check::Problem*>> groups;
+    std::vector<std::string> order;
+    for (const auto& problem : report.problems) {
+        if (groups.find(problem.kind) == groups.end()) order.push_back(problem.kind);
+        groups[problem.kind].push_back(&problem);
+    }
+    size_t errors = 0;
+    size_t warnings = 0;
+    for (const auto& kind : order) {
+        const auto& list = groups[kind];
+        bool error = list.front()->severity == check::Severity::error;
+        (error ? errors : warnings) += list.size();
+        std::string head = fmt::format("{} {}", list.size(), group_title(kind));
+        out += fmt::format("\n{} {}\n", error ? style.red("error:") : style.yellow("warning:"), head);
+        for (const auto* problem : list) render_problem(out, *problem, style);
+    }
+    if (!report.notes.empty()) {
+        out += "\nnotes:\n";
+        for (const auto& note : report.notes) out += fmt::format("  {}\n", note);
+    }
+    if (report.ok) {
+        out += fmt::format("\n{} every object finds every library and version it needs{}\n",
+                           style.green("OK:"),
+                           warnings ? fmt::format(" ({})", plural(warnings, "warning", "warnings")) : "");
+    } else {
+        out += fmt::format("\n{} {}, {}\n", style.red("FAILED:"), plural(errors, "error", "errors"),
+                           plural(warnings, "warning", "warnings"));
+    }
+    return out;
+}
+
+}  // namespace rootlock::cli

@@ -1,0 +1,172 @@
+// The dynamic symbol table: its length from DT_HASH's nchain or a DT_GNU_HASH walk (ELF has no
+// other count), then one bulk read of the symbols and one of their DT_VERSYM entries.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "elf/elf_decode.hpp"
+
+namespace rootlock::elf::detail {
+
+using util::Result;
+using util::Status;
+
+namespace {
+
+constexpr uint16_t k_versym_hidden = 0x8000;
+
+struct SymbolCount {
+    uint64_t count = 0;
+    uint64_t where = 0;       // the hash table that gave the count
+    std::string_view source;  // "DT_HASH nchain", for messages
+};
+
+Result<SymbolCount> count_from_hash(const Context& context, const DynEntry& hash) {
+    ROOTLOCK_TRY(placement, context.place(hash.value, hash.offset, "DT_HASH"));
+    // 64-bit s390 (like Alpha) uses 8-byte hash words; everyone else uses 4.
+    const bool wide = context.codec().is64() && context.headers().machine == k_machine_s390;
+    const uint64_t word = wide ? 8 : 4;
+    if (auto status = context.check_fits(placement, 2 * word, hash.offset, "symbol hash table");
+        !status) {
+        return status.error();
+    }
+    ROOTLOCK_TRY(header, context.read(placement.offset, 2 * word));
+    const Codec& codec = context.codec();
+    uint64_t nchain = wide ? codec.u64(header.data() + 8) : codec.u32(header.data() + 4);
+    return SymbolCount{nchain, placement.offset, "DT_HASH nchain"};
+}
+
+Result<SymbolCount> count_from_gnu_hash(const Context& context, const DynEntry& hash) {
+    ROOTLOCK_TRY(placement, context.place(hash.value, hash.offset, "DT_GNU_HASH"));
+    if (auto status = context.check_fits(placement, 16, hash.offset, "GNU hash table"); !status) {
+        return status.error();
+    }
+    const Codec& codec = context.codec();
+    ROOTLOCK_TRY(header, context.read(placement.offset, 16));
+    const uint64_t nbuckets = codec.u32(header.data());
+    const uint64_t symoffset = codec.u32(header.data() + 4);
+    const uint64_t bloom_size = codec.u32(header.data() + 8);
+    const uint64_t bloom_bytes = bloom_size * codec.word_size();
+    if (auto status = context.check_fits(placement, 16 + bloom_bytes + nbuckets * 4, hash.offset,
+                                         "GNU hash table");
+        !status) {
+        return status.error();
+    }
+    ROOTLOCK_TRY(buckets, context.read(placement.offset + 16 + bloom_bytes, nbuckets * 4));
+    uint64_t highest = 0;
+    for (uint64_t i = 0; i < nbuckets; ++i) {
+        highest = std::max<uint64_t>(highest, codec.u32(buckets.data() + i * 4));
+    }
+    // Symbols below symoffset are not hashed; with every bucket empty they are all there is.
+    if (highest == 0) return SymbolCount{symoffset, placement.offset, "DT_GNU_HASH"};
+    if (highest < symoffset) {
+        return context.fail(placement.offset,
+                            fmt::format("GNU hash bucket value {} is below symoffset {}", highest,
+                                        symoffset));
+    }
+    // The last chain ends at the entry with its low bit set; that symbol is the table's last.
+    const uint64_t chain = placement.offset + 16 + bloom_bytes + nbuckets * 4;
+    const uint64_t limit = std::min(placement.limit, context.size());
+    ChunkReader reader(context.source(), limit);
+    for (uint64_t index = highest;; ++index) {
+        uint64_t offset = chain + (index - symoffset) * 4;
+        if (offset > limit || limit - offset < 4) {
+            return context.fail(placement.offset,
+                                offset + 4 > context.size()
+                                    ? fmt::format("GNU hash chain runs past the end of the file "
+                                                  "({} bytes)",
+                                                  context.size())
+                                    : std::string("GNU hash chain runs past the end of its "
+                                                  "PT_LOAD segment"));
+        }
+        ROOTLOCK_TRY(p, reader.at(offset, 4));
+        if ((codec.u32(p) & 1U) != 0) {
+            return SymbolCount{index + 1, placement.offset, "DT_GNU_HASH"};
+        }
+    }
+}
+
+Result<SymbolCount> count_symbols(const Context& context, const DynamicTable& dynamic) {
+    if (const DynEntry* hash = dynamic.last(k_dt_hash)) return count_from_hash(context, *hash);
+    if (const DynEntry* gnu = dynamic.last(k_dt_gnu_hash)) return count_from_gnu_hash(context, *gnu);
+    return SymbolCount{};  // no hash table: ld.so could not look anything up either
+}
+
+}  // namespace
+
+Status read_symbols(const Context& context, const DynamicTable& dynamic, const StringTable& strings,
+                    const VersionIndex& versions, ElfInfo& info) {
+    const DynEntry* symtab = dynamic.last(k_dt_symtab);
+    if (symtab == nullptr) return util::ok_status();
+    const Codec& codec = context.codec();
+    const uint64_t entry_size = codec.sym_size();
+    if (const DynEntry* syment = dynamic.last(k_dt_syment);
+        syment != nullptr && syment->value != entry_size) {
+        return context.fail(syment->offset,
+                            fmt::format("DT_SYMENT {} is not {}", syment->value, entry_size));
+    }
+    ROOTLOCK_TRY(counted, count_symbols(context, dynamic));
+    const uint64_t count = counted.count;
+    if (count <= 1) return util::ok_status();  // at most the null symbol
+    // Rejected before anything is allocated: the table cannot be larger than the file.
+    if (count > context.size() / entry_size) {
+        return context.fail(counted.where,
+                            fmt::format("absurd symbol count {} from {}", count, counted.source));
+    }
+    ROOTLOCK_TRY(table_at, context.place(symtab->value, symtab->offset, "DT_SYMTAB"));
+    if (auto status = context.check_fits(table_at, count * entry_size, symtab->offset,
+                                         "dynamic symbol table");
+        !status) {
+        return status.error();
+    }
+    std::vector<std::byte> versym;
+    uint64_t versym_offset = 0;
+    if (const DynEntry* versym_entry = dynamic.last(k_dt_versym)) {
+        ROOTLOCK_TRY(versym_at, context.place(versym_entry->value, versym_entry->offset,
+                                              "DT_VERSYM"));
+        if (auto status = context.check_fits(versym_at, count * 2, versym_entry->offset,
+                                             "symbol version table");
+            !status) {
+            return status.error();
+        }
+        ROOTLOCK_TRY(bytes, context.read(versym_at.offset, count * 2));
+        versym = std::move(bytes);
+        versym_offset = versym_at.offset;
+    }
+    ROOTLOCK_TRY(table, context.read(table_at.offset, count * entry_size));
+
+    info.symbols.reserve(static_cast<size_t>(count - 1));
+    for (uint64_t i = 1; i < count; ++i) {
+        const std::byte* p = table.data() + i * entry_size;
+        const uint64_t offset = table_at.offset + i * entry_size;
+        const uint32_t name_index = codec.u32(p);
+        const uint8_t st_info = std::to_integer<uint8_t>(p[codec.is64() ? 4 : 12]);
+        const uint16_t shndx = codec.u16(p + (codec.is64() ? 6 : 14));
+        ROOTLOCK_TRY(name, strings.get(name_index, offset, "symbol name"));
+        Symbol symbol;
+        symbol.name = std::string(name);
+        symbol.defined = shndx != 0;
+        symbol.binding = static_cast<uint8_t>(st_info >> 4);
+        symbol.type = static_cast<uint8_t>(st_info & 0xfU);
+        if (!versym.empty()) {
+            const uint16_t value = codec.u16(versym.data() + i * 2);
+            symbol.hidden = (value & k_versym_hidden) != 0;
+            const uint16_t index = static_cast<uint16_t>(value & 0x7fffU);
+            if (index >= 2) {  // 0 is local, 1 is global: neither names a version
+                const std::string_view* version = versions.find(index);
+                if (version == nullptr) {
+                    return context.fail(
+                        versym_offset + i * 2,
+                        fmt::format("symbol {} ({}) has version index {}, which no version "
+                                    "definition or need declares",
+                                    i, symbol.name, index));
+                }
+                symbol.version = std::string(*version);
+            }
+        }
+        info.symbols.push_back(std::move(symbol));
+    }
+    return util::ok_status();
+}
+
+}  // namespace rootlock::elf::detail

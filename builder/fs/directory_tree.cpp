@@ -1,0 +1,234 @@
+// DirectoryTree: lstat(2), readlink(2), opendir(3) and open(2) with O_NOFOLLOW under a host
+// directory, errors turned into "PATH: problem" values with fixed (locale-free) texts.
+#include "fs/directory_tree.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "fs/path_resolve.hpp"
+#include "fs/tree_errors.hpp"
+
+namespace rootlock::fs {
+
+namespace {
+
+uint64_t mix64(uint64_t value) {
+    // splitmix64's finaliser: spreads (dev, ino) so that two files never share an identity in
+    // practice, and no file gets the reserved identity 0.
+    value += 0x9e3779b97f4a7c15ULL;
+    value = (value ^ (value >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+    value = (value ^ (value >> 27U)) * 0x94d049bb133111ebULL;
+    return value ^ (value >> 31U);
+}
+
+NodeKind kind_of(mode_t mode) {
+    if (S_ISREG(mode))
+        return NodeKind::regular;
+    if (S_ISDIR(mode))
+        return NodeKind::directory;
+    if (S_ISLNK(mode))
+        return NodeKind::symlink;
+    return NodeKind::other;
+}
+
+NodeStat to_node_stat(const struct stat& st) {
+    NodeStat stat;
+    stat.kind = kind_of(st.st_mode);
+    stat.size = static_cast<uint64_t>(st.st_size);
+    stat.mode = static_cast<uint32_t>(st.st_mode) & 07777U;
+    stat.identity =
+        mix64(mix64(static_cast<uint64_t>(st.st_dev)) ^ static_cast<uint64_t>(st.st_ino));
+    if (stat.identity == 0)
+        stat.identity = 1;
+    return stat;
+}
+
+struct FdCloser {
+    int fd = -1;
+    ~FdCloser() {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+struct DirCloser {
+    void operator()(DIR* dir) const { ::closedir(dir); }
+};
+
+util::Error errno_error(std::string_view path, int error_number) {
+    return util::make_error(std::string(path), errno_text(error_number));
+}
+
+}  // namespace
+
+util::Result<std::unique_ptr<DirectoryTree>> DirectoryTree::create(std::string host_root) {
+    while (host_root.size() > 1 && host_root.back() == '/')
+        host_root.pop_back();
+    if (host_root.empty() || host_root.find('\0') != std::string::npos) {
+        return util::make_error(host_root, "not a directory");
+    }
+    struct stat st {};
+    if (::stat(host_root.c_str(), &st) != 0)
+        return errno_error(host_root, errno);
+    if (!S_ISDIR(st.st_mode))
+        return not_directory(host_root);
+    if (host_root == "/")
+        host_root.clear();
+    return std::unique_ptr<DirectoryTree>(new DirectoryTree(std::move(host_root)));
+}
+
+std::optional<std::string> DirectoryTree::host_path(std::string_view path) const {
+    if (path.find('\0') != std::string_view::npos)
+        return std::nullopt;
+    std::string norm = normalize(path);
+    if (norm == "/")
+        return m_host_root.empty() ? "/" : m_host_root;
+    return m_host_root + norm;
+}
+
+std::optional<NodeStat> DirectoryTree::lstat(std::string_view path) const {
+    auto host = host_path(path);
+    if (!host)
+        return std::nullopt;
+    struct stat st {};
+    if (::lstat(host->c_str(), &st) != 0)
+        return std::nullopt;
+    return to_node_stat(st);
+}
+
+util::Result<std::string> DirectoryTree::readlink(std::string_view path) const {
+    auto host = host_path(path);
+    if (!host)
+        return no_such_path(path);
+    std::string target(256, '\0');
+    while (true) {
+        ssize_t length = ::readlink(host->c_str(), target.data(), target.size());
+        if (length < 0) {
+            if (errno == EINVAL)
+                return not_symlink(path);
+            return errno_error(path, errno);
+        }
+        if (static_cast<size_t>(length) < target.size()) {
+            target.resize(static_cast<size_t>(length));
+            return target;
+        }
+        // Truncated: the target may be longer than the buffer; PATH_MAX bounds the growth.
+        if (target.size() >= (1U << 16))
+            return util::make_error(std::string(path), "symlink target too long");
+        target.resize(target.size() * 2);
+    }
+}
+
+util::Result<std::vector<DirEntry>> DirectoryTree::list(std::string_view path) const {
+    auto host = host_path(path);
+    if (!host)
+        return no_such_path(path);
+    int fd = ::open(host->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno_error(path, errno == ELOOP ? ENOTDIR : errno);
+    std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd));
+    if (!dir) {
+        int saved = errno;
+        ::close(fd);
+        return errno_error(path, saved);
+    }
+    std::vector<DirEntry> entries;
+    while (true) {
+        errno = 0;
+        const struct dirent* entry = ::readdir(dir.get());
+        if (entry == nullptr) {
+            if (errno != 0)
+                return errno_error(path, errno);
+            break;
+        }
+        std::string name = entry->d_name;
+        if (name == "." || name == "..")
+            continue;
+        NodeKind kind = NodeKind::other;
+        switch (entry->d_type) {
+            case DT_REG:
+                kind = NodeKind::regular;
+                break;
+            case DT_DIR:
+                kind = NodeKind::directory;
+                break;
+            case DT_LNK:
+                kind = NodeKind::symlink;
+                break;
+            case DT_UNKNOWN: {
+                // Some filesystems do not fill d_type; ask without following the entry.
+                struct stat st {};
+                if (::fstatat(::dirfd(dir.get()), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                    kind = kind_of(st.st_mode);
+                }
+                break;
+            }
+            default:
+                break;
+        }
+        entries.push_back(DirEntry{std::move(name), kind});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return entries;
+}
+
+util::Result<std::string> DirectoryTree::read_file(std::string_view path, uint64_t max_size) const {
+    auto host = host_path(path);
+    if (!host)
+        return no_such_path(path);
+    FdCloser file{::open(host->c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
+    if (file.fd < 0) {
+        // O_NOFOLLOW reports a symlink as ELOOP: to the caller it is simply not a regular file.
+        if (errno == ELOOP)
+            return not_regular_file(path);
+        return errno_error(path, errno);
+    }
+    struct stat st {};
+    if (::fstat(file.fd, &st) != 0)
+        return errno_error(path, errno);
+    if (!S_ISREG(st.st_mode))
+        return not_regular_file(path);
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (size > max_size)
+        return file_too_large(path, size, max_size);
+    std::string content(static_cast<size_t>(size), '\0');
+    size_t done = 0;
+    while (done < content.size()) {
+        ssize_t n = ::read(file.fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno_error(path, errno);
+        if (n == 0)
+            break;  // shrank while reading: keep what is there
+        done += static_cast<size_t>(n);
+    }
+    content.resize(done);
+    return content;
+}
+
+util::Result<std::unique_ptr<util::ByteSource>> DirectoryTree::open(std::string_view path) const {
+    auto host = host_path(path);
+    if (!host)
+        return no_such_path(path);
+    // The last component must not be a symlink on the host: lstat first. FileSource opens
+    // without O_NOFOLLOW, so a link swapped in after this check would still be followed; the
+    // trees are read-only views, and util could grow a no-follow open to close that window.
+    struct stat st {};
+    if (::lstat(host->c_str(), &st) != 0)
+        return errno_error(path, errno);
+    if (!S_ISREG(st.st_mode))
+        return not_regular_file(path);
+    auto source = util::FileSource::open(*host, std::string(path));
+    if (!source.ok())
+        return source.error();
+    return std::unique_ptr<util::ByteSource>(std::move(source).value());
+}
+
+}  // namespace rootlock::fs

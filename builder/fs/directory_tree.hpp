@@ -1,0 +1,40 @@
+// DirectoryTree: a FileTree over a directory on the host (an unpacked rootfs, a live container's
+// root). Paths are taken inside that directory; the tree itself never follows a host symlink.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fs/file_tree.hpp"
+
+namespace rootlock::fs {
+
+class DirectoryTree final : public FileTree {
+  public:
+    // Fails with "HOST_ROOT: ..." when `host_root` is missing or not a directory. A trailing
+    // slash is dropped; "/" itself is allowed (a live root).
+    static util::Result<std::unique_ptr<DirectoryTree>> create(std::string host_root);
+
+    const std::string& host_root() const { return m_host_root; }
+
+    std::string describe() const override { return m_host_root.empty() ? "/" : m_host_root; }
+    // Paths must be canonical (see FileTree): the kernel follows host symlinks in directory
+    // parts, so callers resolve() first; the tree only removes ".." lexically to stay inside.
+    std::optional<NodeStat> lstat(std::string_view path) const override;
+    util::Result<std::string> readlink(std::string_view path) const override;
+    util::Result<std::vector<DirEntry>> list(std::string_view path) const override;
+    util::Result<std::string> read_file(std::string_view path,
+                                        uint64_t max_size = 64U << 20) const override;
+
+  protected:
+    util::Result<std::unique_ptr<util::ByteSource>> open(std::string_view path) const override;
+
+  private:
+    explicit DirectoryTree(std::string host_root) : m_host_root(std::move(host_root)) {}
+    // host_root + the normalized path; nullopt for a path holding a NUL byte.
+    std::optional<std::string> host_path(std::string_view path) const;
+
+    std::string m_host_root;  // without a trailing slash; empty for the host's own "/"
+};
+
+}  // namespace rootlock::fs

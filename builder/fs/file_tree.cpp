@@ -1,0 +1,126 @@
+// FileTree's shared behaviour: the ELF probe cache and the open_verify-style classification of
+// a candidate file, so that every kind of tree answers "is this a loadable object?" the same way.
+#include "fs/file_tree.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "elf/elf_reader.hpp"
+#include "fs/tree_errors.hpp"
+
+namespace rootlock::fs {
+
+namespace {
+
+// glibc's open_verify reads sizeof(ElfW(Ehdr)) bytes before anything else and stops with "file
+// too short" when fewer arrive. Every target rootlock checks runs a 64-bit ld.so, whose header
+// is 64 bytes (an ELF32 header is 52), so a 60-byte file is "too short" there, not "invalid".
+constexpr uint64_t k_min_elf_header_size = 64;
+
+}  // namespace
+
+util::Error file_too_large(std::string_view path, uint64_t size, uint64_t max_size) {
+    return util::make_error(
+        std::string(path), fmt::format("file is {} bytes, over the {}-byte limit", size, max_size));
+}
+
+std::string errno_text(int error_number) {
+    switch (error_number) {
+        case ENOENT:
+            return "no such file or directory";
+        case ENOTDIR:
+            return "not a directory";
+        case EACCES:
+            return "permission denied";
+        case EPERM:
+            return "operation not permitted";
+        case ELOOP:
+            return "too many levels of symbolic links";
+        case EISDIR:
+            return "is a directory";
+        case EINVAL:
+            return "invalid argument";
+        case ENAMETOOLONG:
+            return "file name too long";
+        case EIO:
+            return "input/output error";
+        case EMFILE:
+            return "too many open files";
+        case ENFILE:
+            return "too many open files in system";
+        case ENOMEM:
+            return "out of memory";
+        default:
+            return fmt::format("error {}", error_number);
+    }
+}
+
+ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
+    ElfProbe probe;
+    if (source.size() < k_min_elf_header_size) {
+        probe.outcome = ElfProbe::Outcome::too_short;
+        probe.error = "file too short";
+        return probe;
+    }
+    std::array<std::byte, 4> magic{};
+    if (auto status = source.read_at(0, magic); !status.ok()) {
+        probe.outcome = ElfProbe::Outcome::malformed;
+        probe.error = status.error().text();
+        return probe;
+    }
+    if (!elf::has_elf_magic(magic)) {
+        probe.outcome = ElfProbe::Outcome::not_elf;
+        probe.error = "invalid ELF header";
+        return probe;
+    }
+    auto info = elf::read_elf(source, elf::ReadOptions{.symbols = symbols});
+    if (!info.ok()) {
+        probe.outcome = ElfProbe::Outcome::malformed;
+        probe.error = info.error().text();
+        return probe;
+    }
+    probe.outcome = ElfProbe::Outcome::elf;
+    probe.info = std::make_shared<const elf::ElfInfo>(std::move(info).value());
+    return probe;
+}
+
+ElfProbe FileTree::probe_elf(std::string_view path, bool symbols) const {
+    {
+        std::lock_guard lock(m_cache_mutex);
+        auto found = m_elf_cache.find(path);
+        // Only a parsed object can lack symbols; every other outcome is final.
+        if (found != m_elf_cache.end() && (!symbols || found->second.with_symbols ||
+                                           found->second.probe.outcome != ElfProbe::Outcome::elf)) {
+            return found->second.probe;
+        }
+    }
+    // Missing paths and directories are not cached: the loader probes many of them (hwcaps
+    // subdirectories of every search directory) and an lstat is cheaper than the memory.
+    auto stat = lstat(path);
+    if (!stat)
+        return ElfProbe{.outcome = ElfProbe::Outcome::missing, .info = {}, .error = {}};
+    if (stat->kind != NodeKind::regular) {
+        return ElfProbe{.outcome = ElfProbe::Outcome::not_regular, .info = {}, .error = {}};
+    }
+    ElfProbe probe;
+    auto source = open(path);
+    if (source.ok()) {
+        probe = probe_source(**source, symbols);
+    } else {
+        probe.outcome = ElfProbe::Outcome::malformed;
+        probe.error = source.error().text();
+    }
+    remember_elf(std::string(path), probe, symbols);
+    return probe;
+}
+
+void FileTree::remember_elf(const std::string& path, ElfProbe probe, bool with_symbols) const {
+    std::lock_guard lock(m_cache_mutex);
+    // Two threads may parse the same file at once; the later result is as good as the earlier.
+    m_elf_cache.insert_or_assign(path, CachedProbe{std::move(probe), with_symbols});
+}
+
+}  // namespace rootlock::fs

@@ -1,0 +1,95 @@
+// FileTree: one read-only view of a future or present root filesystem, whatever holds it (a
+// directory, a tarball read once, an in-memory map in tests, or another tree with paths hidden).
+// Paths are absolute inside the root and canonical: no ".", "..", or symlinks in directory parts.
+// resolve() in path_resolve.hpp turns any path into a canonical one, confined to the root.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elf/elf_info.hpp"
+#include "util/byte_source.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::fs {
+
+enum class NodeKind : uint8_t { regular, directory, symlink, other };
+
+struct NodeStat {
+    NodeKind kind = NodeKind::other;
+    uint64_t size = 0;
+    uint32_t mode = 0;  // permission bits
+    // Two paths with equal identity are the same file (hard links): dev/inode for a directory,
+    // the link group for a tarball. Zero means unknown.
+    uint64_t identity = 0;
+};
+
+struct DirEntry {
+    std::string name;
+    NodeKind kind = NodeKind::other;
+};
+
+// What opening a path as a shared object gives, classified the way ld.so's open_verify does.
+struct ElfProbe {
+    enum class Outcome : uint8_t {
+        missing,      // no such file (the search goes on)
+        not_regular,  // a directory or device (the search goes on)
+        too_short,    // shorter than an ELF header: ld.so stops with "file too short"
+        not_elf,      // no ELF magic: ld.so stops with "invalid ELF header"
+        malformed,    // ELF magic but unreadable metadata: reported with `error`
+        elf,          // parsed; `info` is set
+    };
+    Outcome outcome = Outcome::missing;
+    std::shared_ptr<const elf::ElfInfo> info;
+    std::string error;  // the located reader error for `malformed`
+};
+
+class FileTree {
+  public:
+    virtual ~FileTree() = default;
+    FileTree() = default;
+    FileTree(const FileTree&) = delete;
+    FileTree& operator=(const FileTree&) = delete;
+
+    // What this tree is, for messages: "/srv/root", "image.tar.zst", "memory".
+    virtual std::string describe() const = 0;
+
+    // Metadata of `path` itself (a symlink is not followed); nullopt when it does not exist.
+    virtual std::optional<NodeStat> lstat(std::string_view path) const = 0;
+    // The target text of the symlink at `path`.
+    virtual util::Result<std::string> readlink(std::string_view path) const = 0;
+    // The entries of the directory at `path`, sorted bytewise by name.
+    virtual util::Result<std::vector<DirEntry>> list(std::string_view path) const = 0;
+    // The whole content of a regular file no larger than `max_size` bytes.
+    virtual util::Result<std::string> read_file(std::string_view path,
+                                                uint64_t max_size = 64U << 20) const = 0;
+
+    // The file at `path` as an ELF object, parsed once and cached (headers and dynamic metadata,
+    // and symbols when `symbols` is set).
+    virtual ElfProbe probe_elf(std::string_view path, bool symbols = false) const;
+
+  protected:
+    // Random access to a regular file's bytes, for the default probe_elf. Trees that cannot
+    // (a tarball read once) fill the cache with remember_elf() instead and return an error here.
+    virtual util::Result<std::unique_ptr<util::ByteSource>> open(std::string_view path) const = 0;
+    void remember_elf(const std::string& path, ElfProbe probe, bool with_symbols) const;
+
+  private:
+    struct CachedProbe {
+        ElfProbe probe;
+        bool with_symbols = false;
+    };
+    mutable std::mutex m_cache_mutex;
+    mutable std::map<std::string, CachedProbe, std::less<>> m_elf_cache;
+};
+
+// Classifies `source` the way ld.so's open_verify would, then parses it when it is ELF.
+ElfProbe probe_source(const util::ByteSource& source, bool symbols);
+
+}  // namespace rootlock::fs

@@ -1,0 +1,81 @@
+// HidingTree: every query first asks whether the path or one of its ancestors is hidden (one set
+// lookup per path component), then forwards to the base tree unchanged.
+#include "fs/hiding_tree.hpp"
+
+#include "fs/path_resolve.hpp"
+#include "fs/tree_errors.hpp"
+
+namespace rootlock::fs {
+
+HidingTree::HidingTree(const FileTree& base, std::set<std::string> hidden_paths) : m_base(base) {
+    for (const auto& path : hidden_paths) {
+        std::string norm = normalize(path);
+        if (norm != "/")
+            m_hidden.insert(std::move(norm));
+    }
+}
+
+bool HidingTree::is_hidden(std::string_view path) const {
+    if (m_hidden.empty())
+        return false;
+    // Check "/a", "/a/b", ... up to the path itself: a hidden directory hides all below it.
+    for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+        std::string_view prefix = path.substr(0, slash);
+        if (!prefix.empty() && m_hidden.find(prefix) != m_hidden.end())
+            return true;
+        if (slash == std::string_view::npos)
+            return false;
+    }
+}
+
+std::string HidingTree::describe() const {
+    return m_base.describe();
+}
+
+std::optional<NodeStat> HidingTree::lstat(std::string_view path) const {
+    if (is_hidden(path))
+        return std::nullopt;
+    return m_base.lstat(path);
+}
+
+util::Result<std::string> HidingTree::readlink(std::string_view path) const {
+    if (is_hidden(path))
+        return no_such_path(path);
+    return m_base.readlink(path);
+}
+
+util::Result<std::vector<DirEntry>> HidingTree::list(std::string_view path) const {
+    if (is_hidden(path))
+        return no_such_path(path);
+    auto entries = m_base.list(path);
+    if (!entries.ok() || m_hidden.empty())
+        return entries;
+    std::vector<DirEntry> visible;
+    visible.reserve(entries->size());
+    std::string prefix(path);
+    if (prefix != "/")
+        prefix += '/';
+    for (auto& entry : *entries) {
+        if (m_hidden.find(prefix + entry.name) == m_hidden.end())
+            visible.push_back(std::move(entry));
+    }
+    return visible;
+}
+
+util::Result<std::string> HidingTree::read_file(std::string_view path, uint64_t max_size) const {
+    if (is_hidden(path))
+        return no_such_path(path);
+    return m_base.read_file(path, max_size);
+}
+
+ElfProbe HidingTree::probe_elf(std::string_view path, bool symbols) const {
+    if (is_hidden(path))
+        return ElfProbe{.outcome = ElfProbe::Outcome::missing, .info = {}, .error = {}};
+    return m_base.probe_elf(path, symbols);
+}
+
+util::Result<std::unique_ptr<util::ByteSource>> HidingTree::open(std::string_view path) const {
+    return util::make_error(std::string(path), "not readable through a hiding view");
+}
+
+}  // namespace rootlock::fs

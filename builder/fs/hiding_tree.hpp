@@ -1,0 +1,39 @@
+// HidingTree: another tree seen with some paths (files or whole directories) removed, to predict
+// what an uninstall breaks (`check --without DIST`) without copying or touching the base tree.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "fs/file_tree.hpp"
+
+namespace rootlock::fs {
+
+class HidingTree final : public FileTree {
+  public:
+    // `hidden_paths` are canonical paths inside `base` (normalized here); `base` must outlive
+    // this view. Hiding "/" is refused: the root itself always exists (everything below it can
+    // still be hidden one entry at a time).
+    HidingTree(const FileTree& base, std::set<std::string> hidden_paths);
+
+    bool is_hidden(std::string_view path) const;
+
+    std::string describe() const override;
+    std::optional<NodeStat> lstat(std::string_view path) const override;
+    util::Result<std::string> readlink(std::string_view path) const override;
+    util::Result<std::vector<DirEntry>> list(std::string_view path) const override;
+    util::Result<std::string> read_file(std::string_view path,
+                                        uint64_t max_size = 64U << 20) const override;
+    // Hidden paths are missing; visible ones share the base tree's parse and cache.
+    ElfProbe probe_elf(std::string_view path, bool symbols = false) const override;
+
+  protected:
+    // Never reached: probe_elf delegates to the base, whose open() is its own business.
+    util::Result<std::unique_ptr<util::ByteSource>> open(std::string_view path) const override;
+
+  private:
+    const FileTree& m_base;
+    std::set<std::string, std::less<>> m_hidden;
+};
+
+}  // namespace rootlock::fs

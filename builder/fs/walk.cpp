@@ -1,0 +1,51 @@
+// walk(): an explicit stack instead of recursion, so a hostile tarball nesting directories
+// thousands deep cannot exhaust the call stack.
+#include "fs/walk.hpp"
+
+#include <vector>
+
+#include "fs/path_resolve.hpp"
+
+namespace rootlock::fs {
+
+void walk(const FileTree& tree, std::string_view start, const WalkVisitor& visit) {
+    auto root = resolve(tree, start);
+    if (!root)
+        return;
+    if (root->stat.kind != NodeKind::directory) {
+        visit(root->path, root->stat);
+        return;
+    }
+    // Each frame is one directory's remaining entries, reversed so the next one is at the back.
+    struct Frame {
+        std::string dir;
+        std::vector<DirEntry> remaining;
+    };
+    std::vector<Frame> stack;
+    auto push_dir = [&](const std::string& dir) {
+        auto entries = tree.list(dir);
+        if (!entries.ok())
+            return;
+        std::vector<DirEntry> reversed(entries->rbegin(), entries->rend());
+        stack.push_back(Frame{dir, std::move(reversed)});
+    };
+    push_dir(root->path);
+    while (!stack.empty()) {
+        if (stack.back().remaining.empty()) {
+            stack.pop_back();
+            continue;
+        }
+        DirEntry entry = std::move(stack.back().remaining.back());
+        stack.back().remaining.pop_back();
+        std::string path =
+            stack.back().dir == "/" ? "/" + entry.name : stack.back().dir + "/" + entry.name;
+        auto stat = tree.lstat(path);
+        if (!stat)
+            continue;
+        visit(path, *stat);
+        if (stat->kind == NodeKind::directory)
+            push_dir(path);
+    }
+}
+
+}  // namespace rootlock::fs

@@ -1,0 +1,60 @@
+// Errors as values: Result<T> holds either a T or a located Error. g++ 12 has no std::expected,
+// and the library never throws for bad input, so every fallible step returns one of these.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace rootlock::util {
+
+// What went wrong and where. `where` is a location such as "file:3:7" or "path@0x40";
+// text() joins them the way every user-facing message does: "where: message".
+struct Error {
+    std::string where;
+    std::string message;
+
+    std::string text() const { return where.empty() ? message : where + ": " + message; }
+};
+
+inline Error make_error(std::string where, std::string message) {
+    return Error{std::move(where), std::move(message)};
+}
+
+// Unit stands in for "no value" so that Result<Unit> works like Result<T>.
+struct Unit {};
+
+template <class T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : m_state(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+    Result(Error error) : m_state(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+
+    bool ok() const { return std::holds_alternative<T>(m_state); }
+    explicit operator bool() const { return ok(); }
+
+    T& value() & { return std::get<T>(m_state); }
+    const T& value() const& { return std::get<T>(m_state); }
+    T&& value() && { return std::get<T>(std::move(m_state)); }
+    T* operator->() { return &value(); }
+    const T* operator->() const { return &value(); }
+    T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+
+    const Error& error() const { return std::get<Error>(m_state); }
+
+private:
+    std::variant<T, Error> m_state;
+};
+
+using Status = Result<Unit>;
+
+inline Status ok_status() { return Status(Unit{}); }
+
+}  // namespace rootlock::util
+
+// Propagates an error from an expression yielding a Result: `ROOTLOCK_TRY(x, parse(y));`
+#define ROOTLOCK_TRY(var, expr)                        \
+    auto var##_result = (expr);                        \
+    if (!var##_result.ok()) return var##_result.error(); \
+    auto& var = var##_result.value()
