@@ -21,6 +21,11 @@ namespace {
 // object that has it.
 struct Collector {
     std::map<std::string, std::set<std::string>> missing;  // soname -> needed_by
+    // Findings also seen where something in the tree really loads the object; the rest come
+    // only from libraries checked on their own (plugins whose host program preloads what they
+    // need, like the JVM's libjvm.so), which are warnings.
+    std::set<std::string> missing_in_context;
+    std::set<std::tuple<std::string, std::string, std::string>> versions_in_context;
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
         versions;  // (soname, version, provider) -> needed_by
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
@@ -35,7 +40,7 @@ std::string canonical_of(const loader::LoadedObject& object) {
     return object.canonical.empty() ? object.name : object.canonical;
 }
 
-void collect_session(const loader::LoadSession& session, Collector& out) {
+void collect_session(const loader::LoadSession& session, Collector& out, bool standalone = false) {
     const auto& objects = session.objects();
     for (const auto& request : session.requests()) {
         const auto& requester = objects[static_cast<size_t>(request.requester)];
@@ -58,6 +63,7 @@ void collect_session(const loader::LoadSession& session, Collector& out) {
                 canonical_of(requester));
         } else {
             out.missing[request.name].insert(canonical_of(requester));
+            if (!standalone) out.missing_in_context.insert(request.name);
         }
     }
     // Symbol versions: each version an object needs must be defined by the object its verneed
@@ -77,6 +83,7 @@ void collect_session(const loader::LoadSession& session, Collector& out) {
         const auto& object = objects[static_cast<size_t>(gap.object)];
         const auto& provider = objects[static_cast<size_t>(gap.provider)];
         out.versions[{gap.file, gap.version, canonical_of(provider)}].insert(canonical_of(object));
+        if (!standalone) out.versions_in_context.insert({gap.file, gap.version, canonical_of(provider)});
     }
     for (const auto& [family, set] : majors) {
         if (set.size() < 2) continue;
@@ -93,7 +100,8 @@ nlohmann::ordered_json sorted_array(const std::set<std::string>& values) {
 
 void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& problems) {
     for (const auto& [soname, needed_by] : in.missing) {
-        Problem problem{"missing-soname", Severity::error, {}};
+        bool in_context = in.missing_in_context.count(soname) != 0;
+        Problem problem{"missing-soname", in_context ? Severity::error : Severity::warning, {}};
         problem.fields["soname"] = soname;
         problem.fields["needed_by"] = sorted_array(needed_by);
         std::set<std::string> candidates;
@@ -104,14 +112,17 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
             candidates.insert(it->second.begin(), it->second.end());
         }
         problem.fields["candidates"] = sorted_array(candidates);
+        if (!in_context) problem.fields["context"] = "standalone";
         problems.push_back(std::move(problem));
     }
     for (const auto& [key, needed_by] : in.versions) {
-        Problem problem{"missing-version", Severity::error, {}};
+        bool in_context = in.versions_in_context.count(key) != 0;
+        Problem problem{"missing-version", in_context ? Severity::error : Severity::warning, {}};
         problem.fields["soname"] = std::get<0>(key);
         problem.fields["version"] = std::get<1>(key);
         problem.fields["needed_by"] = sorted_array(needed_by);
         problem.fields["provider"] = std::get<2>(key);
+        if (!in_context) problem.fields["context"] = "standalone";
         problems.push_back(std::move(problem));
     }
     for (const auto& [key, needed_by] : in.unloadable) {
@@ -215,10 +226,10 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         if (object.environment >= 0 && bases[static_cast<size_t>(object.environment)]) {
             loader::LoadSession session(*bases[static_cast<size_t>(object.environment)]);
             session.dlopen(object.path);
-            collect_session(session, collector);
+            collect_session(session, collector, true);
         } else {
             loader::LoadSession session(context);
-            if (session.load_main(object.path, false)) collect_session(session, collector);
+            if (session.load_main(object.path, false)) collect_session(session, collector, true);
         }
     }
 

@@ -78,9 +78,11 @@ void register_check(CLI::App& app, std::function<int()>& run) {
     cmd->add_option("--root", options->root, "Root directory or rootfs tarball")->capture_default_str();
     cmd->add_flag("--json", options->json, "Machine-readable report");
     cmd->add_option("--without", options->without,
-                    "Check as if DIST were uninstalled the way pip does it (repeatable)");
+                    "Check as if DIST were uninstalled the way pip does it (repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("--host-provides", options->host_provides,
-                    "A soname the host supplies at run time, beyond the NVIDIA driver's (repeatable)");
+                    "A soname the host supplies at run time, beyond the NVIDIA driver's (repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("--ld-library-path", options->ld_library_path,
                     "Model an LD_LIBRARY_PATH set in the container");
     cmd->add_option("--hwcaps", options->hwcaps, "glibc-hwcaps levels the target CPU supports");

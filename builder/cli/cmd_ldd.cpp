@@ -88,7 +88,20 @@ int run_ldd(const LddOptions& options) {
             }
             if (!object.fatal.empty()) item["error"] = object.fatal;
             entry["loaded"].push_back(item);
-            if (object.faked) broken = true;
+            if (object.faked) {
+                broken = true;
+                nlohmann::ordered_json problem;
+                problem["kind"] = object.fatal.empty() ? "missing-soname" : "bad-object";
+                problem["soname"] = object.first_request;
+                if (!object.fatal.empty()) {
+                    problem["path"] = object.fatal_path;
+                    problem["problem"] = object.fatal;
+                }
+                problem["needed_by"] = nlohmann::ordered_json::array(
+                    {object.loader >= 0 ? session.objects()[static_cast<size_t>(object.loader)].name
+                                        : file});
+                entry["problems"].push_back(problem);
+            }
             if (options.json) continue;
             if (object.faked) {
                 std::string why = object.fatal.empty() ? "not found" : object.fatal;
@@ -107,7 +120,8 @@ int run_ldd(const LddOptions& options) {
             const auto& needer = session.objects()[static_cast<size_t>(gap.object)];
             const auto& provider = session.objects()[static_cast<size_t>(gap.provider)];
             entry["problems"].push_back({{"kind", "missing-version"}, {"soname", gap.file},
-                                         {"version", gap.version}, {"needed_by", needer.name},
+                                         {"version", gap.version},
+                                         {"needed_by", nlohmann::ordered_json::array({needer.name})},
                                          {"provider", provider.name}});
             if (!options.json) {
                 fmt::print("\t{}\n", style.red(fmt::format("version `{}' not found (required by {})",
@@ -133,7 +147,8 @@ void register_ldd(CLI::App& app, std::function<int()>& run) {
                     "glibc-hwcaps levels the target CPU supports, highest first (x86-64-v3,x86-64-v2)");
     cmd->add_option("--platform", options->platform, "AT_PLATFORM of the target CPU ($PLATFORM)");
     cmd->add_option("--host-provides", options->host_provides,
-                    "A soname the host supplies at run time (repeatable)");
+                    "A soname the host supplies at run time (repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("FILE", options->files, "Paths inside the root")->required();
     cmd->callback([options, &run] { run = [options] { return run_ldd(*options); }; });
 }

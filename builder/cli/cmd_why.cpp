@@ -130,7 +130,8 @@ void register_why(CLI::App& app, std::function<int()>& run) {
     CLI::App* cmd = app.add_subcommand(
         "why", "Who needs a soname or distribution, who provides it, what breaks without it");
     cmd->add_option("--root", options->root, "Root directory or rootfs tarball")->capture_default_str();
-    cmd->add_option("--path", options->paths, "Limit the model to these paths inside the root");
+    cmd->add_option("--path", options->paths, "Limit the model to these paths inside the root")
+        ->allow_extra_args(false);
     cmd->add_option("SUBJECT", options->subject, "A soname (libcudnn.so.9) or a distribution")->required();
     cmd->callback([options, &run] { run = [options] { return run_why(*options); }; });
 }

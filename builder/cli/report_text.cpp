@@ -43,6 +43,9 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
     if (kind == "missing-soname") {
         out += fmt::format("  {}\n", style.bold(f["soname"].get<std::string>()));
         list_paths(out, "needed by", f["needed_by"]);
+        if (f.contains("context")) {
+            out += "    (nothing in the checked paths loads the needers: checked on their own)\n";
+        }
         if (f["candidates"].empty()) {
             out += "    no copy anywhere in the checked paths\n";
         } else {

@@ -16,7 +16,8 @@ using util::Status;
 
 const Segment* Headers::interp() const {
     for (const auto& segment : segments) {
-        if (segment.type == k_pt_interp) return &segment;
+        if (segment.type == k_pt_interp)
+            return &segment;
     }
     return nullptr;
 }
@@ -24,7 +25,8 @@ const Segment* Headers::interp() const {
 const Segment* Headers::dynamic() const {
     const Segment* found = nullptr;
     for (const auto& segment : segments) {
-        if (segment.type == k_pt_dynamic) found = &segment;
+        if (segment.type == k_pt_dynamic)
+            found = &segment;
     }
     return found;
 }
@@ -32,31 +34,50 @@ const Segment* Headers::dynamic() const {
 const DynEntry* DynamicTable::last(uint64_t tag) const {
     const DynEntry* found = nullptr;
     for (const auto& entry : entries) {
-        if (entry.tag == tag) found = &entry;
+        if (entry.tag == tag)
+            found = &entry;
     }
     return found;
 }
 
 std::string tag_name(uint64_t tag) {
     switch (tag) {
-        case k_dt_needed: return "DT_NEEDED";
-        case k_dt_hash: return "DT_HASH";
-        case k_dt_strtab: return "DT_STRTAB";
-        case k_dt_symtab: return "DT_SYMTAB";
-        case k_dt_strsz: return "DT_STRSZ";
-        case k_dt_syment: return "DT_SYMENT";
-        case k_dt_soname: return "DT_SONAME";
-        case k_dt_rpath: return "DT_RPATH";
-        case k_dt_runpath: return "DT_RUNPATH";
-        case k_dt_flags: return "DT_FLAGS";
-        case k_dt_gnu_hash: return "DT_GNU_HASH";
-        case k_dt_versym: return "DT_VERSYM";
-        case k_dt_flags_1: return "DT_FLAGS_1";
-        case k_dt_verdef: return "DT_VERDEF";
-        case k_dt_verdefnum: return "DT_VERDEFNUM";
-        case k_dt_verneed: return "DT_VERNEED";
-        case k_dt_verneednum: return "DT_VERNEEDNUM";
-        default: return fmt::format("dynamic tag 0x{:x}", tag);
+        case k_dt_needed:
+            return "DT_NEEDED";
+        case k_dt_hash:
+            return "DT_HASH";
+        case k_dt_strtab:
+            return "DT_STRTAB";
+        case k_dt_symtab:
+            return "DT_SYMTAB";
+        case k_dt_strsz:
+            return "DT_STRSZ";
+        case k_dt_syment:
+            return "DT_SYMENT";
+        case k_dt_soname:
+            return "DT_SONAME";
+        case k_dt_rpath:
+            return "DT_RPATH";
+        case k_dt_runpath:
+            return "DT_RUNPATH";
+        case k_dt_flags:
+            return "DT_FLAGS";
+        case k_dt_gnu_hash:
+            return "DT_GNU_HASH";
+        case k_dt_versym:
+            return "DT_VERSYM";
+        case k_dt_flags_1:
+            return "DT_FLAGS_1";
+        case k_dt_verdef:
+            return "DT_VERDEF";
+        case k_dt_verdefnum:
+            return "DT_VERDEFNUM";
+        case k_dt_verneed:
+            return "DT_VERNEED";
+        case k_dt_verneednum:
+            return "DT_VERNEEDNUM";
+        default:
+            return fmt::format("dynamic tag 0x{:x}", tag);
     }
 }
 
@@ -70,13 +91,17 @@ Error Context::fail(uint64_t offset, std::string message) const {
 Result<Context::Placement> Context::place(uint64_t vaddr, uint64_t where,
                                           std::string_view what) const {
     for (const auto& segment : m_headers.segments) {
-        if (segment.type != k_pt_load || vaddr < segment.vaddr) continue;
+        if (segment.type != k_pt_load || vaddr < segment.vaddr)
+            continue;
         uint64_t delta = vaddr - segment.vaddr;
-        if (delta >= segment.filesz) continue;
+        if (delta >= segment.filesz)
+            continue;
         uint64_t offset = 0;
-        if (__builtin_add_overflow(segment.offset, delta, &offset)) continue;
+        if (__builtin_add_overflow(segment.offset, delta, &offset))
+            continue;
         uint64_t limit = 0;
-        if (__builtin_add_overflow(segment.offset, segment.filesz, &limit)) limit = ~uint64_t{0};
+        if (__builtin_add_overflow(segment.offset, segment.filesz, &limit))
+            limit = ~uint64_t{0};
         return Placement{vaddr, offset, limit, &segment};
     }
     return fail(where, fmt::format("{} address 0x{:x} is not in any PT_LOAD segment", what, vaddr));
@@ -100,7 +125,8 @@ Status Context::check_fits(const Placement& placement, uint64_t length, uint64_t
 
 Result<std::vector<std::byte>> Context::read(uint64_t offset, uint64_t length) const {
     std::vector<std::byte> bytes(static_cast<size_t>(length));
-    if (auto status = m_source.read_at(offset, bytes); !status) return status.error();
+    if (auto status = m_source.read_at(offset, bytes); !status)
+        return status.error();
     return bytes;
 }
 
@@ -123,8 +149,8 @@ Result<std::string_view> StringTable::get(uint64_t index, uint64_t where,
                                           std::string_view what) const {
     if (index >= m_bytes.size()) {
         return m_context->fail(
-            where, fmt::format("{} string index 0x{:x} is past the end of the string table", what,
-                               index));
+            where,
+            fmt::format("{} string index 0x{:x} is past the end of the string table", what, index));
     }
     const std::byte* begin = m_bytes.data() + index;
     const void* nul = std::memchr(begin, 0, m_bytes.size() - static_cast<size_t>(index));
@@ -186,7 +212,8 @@ Result<Headers> decode_headers(const util::ByteSource& source) {
         !status) {
         return status.error();
     }
-    if (!has_elf_magic(ehdr)) return fail(0, "not an ELF file (bad magic)");
+    if (!has_elf_magic(ehdr))
+        return fail(0, "not an ELF file (bad magic)");
     auto ident = [&](size_t index) { return std::to_integer<unsigned>(ehdr[index]); };
     if (ident(4) != 1 && ident(4) != 2) {
         return fail(4, fmt::format("unsupported ELF class {}", ident(4)));
@@ -232,7 +259,8 @@ Result<Headers> decode_headers(const util::ByteSource& source) {
         // PN_XNUM moves the real count into section header 0; ld.so does not support it either.
         return fail(fields.phnum, "extended program header numbering (PN_XNUM) is not supported");
     }
-    if (headers.phnum == 0) return headers;
+    if (headers.phnum == 0)
+        return headers;
 
     if (headers.phoff < codec.ehdr_size()) {
         return fail(headers.phoff, "program header table overlaps the ELF header");
@@ -245,7 +273,8 @@ Result<Headers> decode_headers(const util::ByteSource& source) {
                                 headers.phnum, size));
     }
     std::vector<std::byte> table(static_cast<size_t>(table_size));
-    if (auto status = source.read_at(headers.phoff, table); !status) return status.error();
+    if (auto status = source.read_at(headers.phoff, table); !status)
+        return status.error();
     headers.segments.reserve(headers.phnum);
     for (size_t i = 0; i < headers.phnum; ++i) {
         size_t at = i * codec.phdr_size();

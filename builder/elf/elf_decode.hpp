@@ -28,7 +28,7 @@ inline constexpr uint64_t k_ident_size = 16;
 
 // Reads integers of one class and byte order from raw bytes; callers bounds-check first.
 class Codec {
-public:
+  public:
     Codec(ElfClass elf_class, ByteOrder order) : m_class(elf_class), m_order(order) {}
 
     ElfClass elf_class() const { return m_class; }
@@ -50,7 +50,7 @@ public:
     // Addresses wrap at the class width, as pointer arithmetic does in the loader.
     uint64_t address_mask() const { return is64() ? ~uint64_t{0} : uint64_t{0xffffffff}; }
 
-private:
+  private:
     uint64_t load(const std::byte* p, size_t width) const {
         uint64_t value = 0;
         for (size_t i = 0; i < width; ++i) {
@@ -107,7 +107,7 @@ util::Result<ElfInfo> decode_object(const util::ByteSource& source, const Header
 
 // Shared by the phases: the object, its decoder, its PT_LOAD segments, and error helpers.
 class Context {
-public:
+  public:
     Context(const util::ByteSource& source, const Headers& headers);
 
     const util::ByteSource& source() const { return m_source; }
@@ -134,7 +134,7 @@ public:
     // Reads `length` bytes at `offset` in one read (callers bounds-check first).
     util::Result<std::vector<std::byte>> read(uint64_t offset, uint64_t length) const;
 
-private:
+  private:
     const util::ByteSource& m_source;
     const Headers& m_headers;
 };
@@ -142,13 +142,14 @@ private:
 // Serves small records (dynamic entries, version chains, hash chains) from chunked bulk reads of
 // one region, so walking a chain costs one read rather than one per field.
 class ChunkReader {
-public:
+  public:
     // Nothing at or past `limit` is ever read.
-    ChunkReader(const util::ByteSource& source, uint64_t limit) : m_source(source), m_limit(limit) {}
+    ChunkReader(const util::ByteSource& source, uint64_t limit)
+        : m_source(source), m_limit(limit) {}
     // `length` bytes at `offset`; the caller has checked offset + length <= limit.
     util::Result<const std::byte*> at(uint64_t offset, size_t length);
 
-private:
+  private:
     static constexpr uint64_t k_chunk = 16 * 1024;
     const util::ByteSource& m_source;
     uint64_t m_limit;
@@ -158,7 +159,7 @@ private:
 
 // The dynamic string table, read in one piece.
 class StringTable {
-public:
+  public:
     StringTable() = default;
     StringTable(const Context* context, uint64_t offset, std::vector<std::byte> bytes)
         : m_context(context), m_offset(offset), m_bytes(std::move(bytes)) {}
@@ -168,7 +169,7 @@ public:
     // the string table" located at `where`, or "unterminated string ..." located at the string.
     util::Result<std::string_view> get(uint64_t index, uint64_t where, std::string_view what) const;
 
-private:
+  private:
     const Context* m_context = nullptr;
     uint64_t m_offset = 0;
     std::vector<std::byte> m_bytes;

@@ -33,10 +33,12 @@ Result<std::string> read_interp(const Context& context, const Segment& segment) 
     }
     ROOTLOCK_TRY(bytes, context.read(segment.offset, segment.filesz));
     auto nul = std::find(bytes.begin(), bytes.end(), std::byte{0});
-    if (nul == bytes.end()) return context.fail(segment.offset, "PT_INTERP is not NUL-terminated");
+    if (nul == bytes.end())
+        return context.fail(segment.offset, "PT_INTERP is not NUL-terminated");
     std::string text;
     text.reserve(static_cast<size_t>(nul - bytes.begin()));
-    for (auto it = bytes.begin(); it != nul; ++it) text.push_back(static_cast<char>(*it));
+    for (auto it = bytes.begin(); it != nul; ++it)
+        text.push_back(static_cast<char>(*it));
     return text;
 }
 
@@ -59,7 +61,8 @@ Result<DynamicTable> read_dynamic(const Context& context, const Segment& segment
         uint64_t offset = segment.offset + i * entry_size;
         ROOTLOCK_TRY(p, reader.at(offset, entry_size));
         DynEntry entry{codec.word(p), codec.word(p + codec.word_size()), offset};
-        if (entry.tag == k_dt_null) return table;
+        if (entry.tag == k_dt_null)
+            return table;
         table.entries.push_back(entry);
     }
     return context.fail(segment.offset, "dynamic section has no DT_NULL terminator");
@@ -72,17 +75,22 @@ bool uses_strings(uint64_t tag, const ReadOptions& options) {
         case k_dt_rpath:
         case k_dt_runpath:
         case k_dt_verneed:
-        case k_dt_verdef: return true;
-        case k_dt_symtab: return options.symbols;
-        default: return false;
+        case k_dt_verdef:
+            return true;
+        case k_dt_symtab:
+            return options.symbols;
+        default:
+            return false;
     }
 }
 
 Result<StringTable> read_strings(const Context& context, const DynamicTable& dynamic,
                                  const ReadOptions& options) {
-    auto user = std::find_if(dynamic.entries.begin(), dynamic.entries.end(),
-                             [&](const DynEntry& entry) { return uses_strings(entry.tag, options); });
-    if (user == dynamic.entries.end()) return StringTable();
+    auto user =
+        std::find_if(dynamic.entries.begin(), dynamic.entries.end(),
+                     [&](const DynEntry& entry) { return uses_strings(entry.tag, options); });
+    if (user == dynamic.entries.end())
+        return StringTable();
     const DynEntry* strtab = dynamic.last(k_dt_strtab);
     if (strtab == nullptr) {
         return context.fail(user->offset,
@@ -91,7 +99,8 @@ Result<StringTable> read_strings(const Context& context, const DynamicTable& dyn
                                         tag_name(user->tag)));
     }
     const DynEntry* strsz = dynamic.last(k_dt_strsz);
-    if (strsz == nullptr) return context.fail(strtab->offset, "DT_STRTAB without DT_STRSZ");
+    if (strsz == nullptr)
+        return context.fail(strtab->offset, "DT_STRTAB without DT_STRSZ");
     ROOTLOCK_TRY(placement, context.place(strtab->value, strtab->offset, "DT_STRTAB"));
     if (auto status =
             context.check_fits(placement, strsz->value, strtab->offset, "dynamic string table");
@@ -119,7 +128,8 @@ std::vector<std::string> split_path(std::string_view text) {
 
 Status read_tags(const DynamicTable& dynamic, const StringTable& strings, ElfInfo& info) {
     for (const auto& entry : dynamic.entries) {
-        if (entry.tag != k_dt_needed) continue;
+        if (entry.tag != k_dt_needed)
+            continue;
         ROOTLOCK_TRY(name, strings.get(entry.value, entry.offset, "DT_NEEDED"));
         info.needed.emplace_back(name);
     }
@@ -162,12 +172,14 @@ Result<ElfInfo> decode_object(const util::ByteSource& source, const Headers& hea
         info.interpreter = std::move(text);
     }
     const Segment* dynamic_segment = headers.dynamic();
-    if (dynamic_segment == nullptr) return info;
+    if (dynamic_segment == nullptr)
+        return info;
     info.has_dynamic = true;
 
     ROOTLOCK_TRY(dynamic, read_dynamic(context, *dynamic_segment));
     ROOTLOCK_TRY(strings, read_strings(context, dynamic, options));
-    if (auto status = read_tags(dynamic, strings, info); !status) return status.error();
+    if (auto status = read_tags(dynamic, strings, info); !status)
+        return status.error();
     if (auto status = read_version_needs(context, dynamic, strings, info); !status) {
         return status.error();
     }
@@ -188,7 +200,8 @@ Result<ElfInfo> decode_object(const util::ByteSource& source, const Headers& hea
 bool has_elf_magic(std::span<const std::byte> head) {
     static constexpr std::array<std::byte, 4> k_magic{std::byte{0x7f}, std::byte{'E'},
                                                       std::byte{'L'}, std::byte{'F'}};
-    return head.size() >= k_magic.size() && std::equal(k_magic.begin(), k_magic.end(), head.begin());
+    return head.size() >= k_magic.size() &&
+           std::equal(k_magic.begin(), k_magic.end(), head.begin());
 }
 
 util::Result<ElfInfo> read_elf(const util::ByteSource& source, const ReadOptions& options) {

@@ -28,7 +28,7 @@ constexpr uint64_t k_refill_window = uint64_t{16} << 20;
 // The ranges of a stream kept so far, as a ByteSource. A read outside them fails with a located
 // "skipped" error and remembers the range, so the driver can read forward and decode again.
 class RetainedStream final : public util::ByteSource {
-public:
+  public:
     RetainedStream(util::ByteStream& stream, uint64_t size, std::string name, uint64_t limit)
         : m_stream(stream), m_size(size), m_name(std::move(name)), m_limit(limit) {}
 
@@ -42,7 +42,8 @@ public:
                                                 "({} bytes)",
                                                 out.size(), m_size));
         }
-        if (out.empty()) return util::ok_status();
+        if (out.empty())
+            return util::ok_status();
         for (const auto& range : m_ranges) {
             if (offset >= range.begin && offset + out.size() <= range.end()) {
                 std::memcpy(out.data(), range.bytes.data() + (offset - range.begin), out.size());
@@ -57,18 +58,22 @@ public:
     // it was skipped already, or when keeping it would pass the retention limit.
     Status retain(uint64_t begin, uint64_t end) {
         end = std::min(end, m_size);
-        if (begin >= end) return util::ok_status();
+        if (begin >= end)
+            return util::ok_status();
         if (begin < m_position) {
             // Already passed: fine if kept, and extendable only from the range ending here.
             const Range* covering = nullptr;
             for (const auto& range : m_ranges) {
-                if (begin >= range.begin && begin <= range.end()) covering = &range;
+                if (begin >= range.begin && begin <= range.end())
+                    covering = &range;
             }
             if (covering == nullptr || covering->end() < std::min(end, m_position)) {
                 return skipped(begin, end);
             }
-            if (end <= covering->end()) return util::ok_status();
-            if (covering->end() != m_position) return skipped(begin, end);
+            if (end <= covering->end())
+                return util::ok_status();
+            if (covering->end() != m_position)
+                return skipped(begin, end);
         } else if (auto status = skip_to(begin); !status) {
             return status;
         }
@@ -107,7 +112,7 @@ public:
         return stats;
     }
 
-private:
+  private:
     struct Range {
         uint64_t begin = 0;
         std::vector<std::byte> bytes;
@@ -122,12 +127,15 @@ private:
     }
 
     Status skip_to(uint64_t offset) {
-        if (offset <= m_position) return util::ok_status();
+        if (offset <= m_position)
+            return util::ok_status();
         std::vector<std::byte> chunk(
             static_cast<size_t>(std::min<uint64_t>(k_skip_chunk, offset - m_position)));
         while (m_position < offset) {
-            size_t length = static_cast<size_t>(std::min<uint64_t>(chunk.size(), offset - m_position));
-            if (auto status = read_exact(std::span(chunk).first(length)); !status) return status;
+            size_t length =
+                static_cast<size_t>(std::min<uint64_t>(chunk.size(), offset - m_position));
+            if (auto status = read_exact(std::span(chunk).first(length)); !status)
+                return status;
         }
         return util::ok_status();
     }
@@ -136,11 +144,12 @@ private:
         size_t done = 0;
         while (done < out.size()) {
             auto got = m_stream.read(out.subspan(done));
-            if (!got) return got.error();
+            if (!got)
+                return got.error();
             if (*got == 0) {
-                return util::make_error(util::at_offset(m_name, m_position + done),
-                                        fmt::format("stream ended after {} of {} bytes",
-                                                    m_position + done, m_size));
+                return util::make_error(
+                    util::at_offset(m_name, m_position + done),
+                    fmt::format("stream ended after {} of {} bytes", m_position + done, m_size));
             }
             done += *got;
         }
@@ -163,17 +172,20 @@ uint64_t saturating_end(uint64_t offset, uint64_t length) {
     return __builtin_add_overflow(offset, length, &end) ? ~uint64_t{0} : end;
 }
 
-// What to read for a hole ahead of the stream position. Inside a PT_LOAD segment, from the
-// segment's start (or the position, if later) to its end: patchelf appends one such segment
-// holding every table it rewrote (.dynstr, hash tables, ...), in an order the decoder does not
-// follow, so keeping the segment whole is what lets it find them all in one forward pass.
+// What to read for a hole ahead of the stream position. Before the program headers are known
+// (headers == nullptr) everything from the position on: the head from offset 0 is kept anyway.
+// Later, inside a PT_LOAD segment, from the segment's start (or the position, if later) to its
+// end: patchelf appends one such segment holding every table it rewrote (.dynstr, hash tables),
+// in an order the decoder does not follow, so keeping it whole finds them all in one pass.
 std::pair<uint64_t, uint64_t> widen(const detail::Headers* headers, uint64_t position,
                                     std::pair<uint64_t, uint64_t> hole) {
-    if (headers == nullptr || hole.first < position) return hole;
+    if (hole.first < position)
+        return hole;
+    if (headers == nullptr)
+        return {position, hole.second};
     for (const auto& segment : headers->segments) {
         uint64_t end = saturating_end(segment.offset, segment.filesz);
-        if (segment.type != detail::k_pt_load || hole.first < segment.offset ||
-            hole.first >= end) {
+        if (segment.type != detail::k_pt_load || hole.first < segment.offset || hole.first >= end) {
             continue;
         }
         uint64_t begin = std::max(position, segment.offset);
@@ -191,9 +203,11 @@ auto decode_with_refills(RetainedStream& source, const detail::Headers* headers,
     -> decltype(decode()) {
     for (int refills = 0;; ++refills) {
         auto result = decode();
-        if (result.ok()) return result;
+        if (result.ok())
+            return result;
         auto hole = source.take_hole();
-        if (!hole) return result;
+        if (!hole)
+            return result;
         if (refills == k_max_refills) {
             return util::make_error(util::at_offset(source.name(), hole->first),
                                     fmt::format("ELF metadata is scattered over more than {} "
@@ -201,16 +215,18 @@ auto decode_with_refills(RetainedStream& source, const detail::Headers* headers,
                                                 k_max_refills));
         }
         auto [begin, end] = widen(headers, source.position(), *hole);
-        if (auto status = source.retain(begin, end); !status) return status.error();
+        if (auto status = source.retain(begin, end); !status)
+            return status.error();
     }
 }
 
-// The head kept in one piece: the program headers and the first PT_LOAD segment by file offset.
-// With the usual separate-code layout that segment is read-only and holds exactly the dynamic
-// metadata (.dynsym, .dynstr, .gnu.version*, hash tables, relocations). When it is executable
-// (-z noseparate-code) the metadata still sits at its start, but where it ends is known only
-// from the dynamic section, which comes later; so the whole segment is kept, within the limit.
-uint64_t head_end(const detail::Headers& headers) {
+// The head kept in one piece: the program headers and the start of the first PT_LOAD segment
+// by file offset, where every linker puts the dynamic metadata (.hash, .gnu.hash, .dynsym,
+// .dynstr, .gnu.version*). With GNU ld's separate-code layout that read-only segment holds
+// little else, but it can also hold the text (-z noseparate-code) or .rodata and fat binaries
+// (lld); where the metadata ends is known only from the dynamic section, which comes later, so
+// the segment is kept up to `window` bytes and the rest is skipped.
+uint64_t head_end(const detail::Headers& headers, uint64_t window) {
     uint64_t end = headers.codec.ehdr_size();
     if (headers.phnum != 0) {
         end = std::max(end, saturating_end(headers.phoff,
@@ -218,17 +234,24 @@ uint64_t head_end(const detail::Headers& headers) {
     }
     const detail::Segment* first = nullptr;
     for (const auto& segment : headers.segments) {
-        if (segment.type != detail::k_pt_load || segment.filesz == 0) continue;
-        if (first == nullptr || segment.offset < first->offset) first = &segment;
+        if (segment.type != detail::k_pt_load || segment.filesz == 0)
+            continue;
+        if (first == nullptr || segment.offset < first->offset)
+            first = &segment;
     }
-    if (first != nullptr) end = std::max(end, saturating_end(first->offset, first->filesz));
+    if (first != nullptr) {
+        end = std::max(end, std::min(saturating_end(first->offset, first->filesz), window));
+    }
     return end;
 }
 
 Result<ElfInfo> stream_decode(RetainedStream& source, const ReadOptions& options) {
-    if (auto status = source.retain(0, 64); !status) return status.error();
-    ROOTLOCK_TRY(headers, decode_with_refills(source, nullptr, [&] { return detail::decode_headers(source); }));
-    if (auto status = source.retain(0, head_end(headers)); !status) return status.error();
+    if (auto status = source.retain(0, 64); !status)
+        return status.error();
+    ROOTLOCK_TRY(headers, decode_with_refills(source, nullptr,
+                                              [&] { return detail::decode_headers(source); }));
+    if (auto status = source.retain(0, head_end(headers, options.stream_head_window)); !status)
+        return status.error();
 
     // PT_INTERP and PT_DYNAMIC, in file order, wherever they are.
     std::vector<std::pair<uint64_t, uint64_t>> wanted;
@@ -242,10 +265,11 @@ Result<ElfInfo> stream_decode(RetainedStream& source, const ReadOptions& options
     }
     std::sort(wanted.begin(), wanted.end());
     for (const auto& [begin, end] : wanted) {
-        if (auto status = source.retain(begin, end); !status) return status.error();
+        if (auto status = source.retain(begin, end); !status)
+            return status.error();
     }
-    return decode_with_refills(
-        source, &headers, [&] { return detail::decode_object(source, headers, options); });
+    return decode_with_refills(source, &headers,
+                               [&] { return detail::decode_object(source, headers, options); });
 }
 
 }  // namespace

@@ -58,11 +58,12 @@ Result<SymbolCount> count_from_gnu_hash(const Context& context, const DynEntry& 
         highest = std::max<uint64_t>(highest, codec.u32(buckets.data() + i * 4));
     }
     // Symbols below symoffset are not hashed; with every bucket empty they are all there is.
-    if (highest == 0) return SymbolCount{symoffset, placement.offset, "DT_GNU_HASH"};
+    if (highest == 0)
+        return SymbolCount{symoffset, placement.offset, "DT_GNU_HASH"};
     if (highest < symoffset) {
-        return context.fail(placement.offset,
-                            fmt::format("GNU hash bucket value {} is below symoffset {}", highest,
-                                        symoffset));
+        return context.fail(
+            placement.offset,
+            fmt::format("GNU hash bucket value {} is below symoffset {}", highest, symoffset));
     }
     // The last chain ends at the entry with its low bit set; that symbol is the table's last.
     const uint64_t chain = placement.offset + 16 + bloom_bytes + nbuckets * 4;
@@ -87,8 +88,10 @@ Result<SymbolCount> count_from_gnu_hash(const Context& context, const DynEntry& 
 }
 
 Result<SymbolCount> count_symbols(const Context& context, const DynamicTable& dynamic) {
-    if (const DynEntry* hash = dynamic.last(k_dt_hash)) return count_from_hash(context, *hash);
-    if (const DynEntry* gnu = dynamic.last(k_dt_gnu_hash)) return count_from_gnu_hash(context, *gnu);
+    if (const DynEntry* hash = dynamic.last(k_dt_hash))
+        return count_from_hash(context, *hash);
+    if (const DynEntry* gnu = dynamic.last(k_dt_gnu_hash))
+        return count_from_gnu_hash(context, *gnu);
     return SymbolCount{};  // no hash table: ld.so could not look anything up either
 }
 
@@ -97,7 +100,8 @@ Result<SymbolCount> count_symbols(const Context& context, const DynamicTable& dy
 Status read_symbols(const Context& context, const DynamicTable& dynamic, const StringTable& strings,
                     const VersionIndex& versions, ElfInfo& info) {
     const DynEntry* symtab = dynamic.last(k_dt_symtab);
-    if (symtab == nullptr) return util::ok_status();
+    if (symtab == nullptr)
+        return util::ok_status();
     const Codec& codec = context.codec();
     const uint64_t entry_size = codec.sym_size();
     if (const DynEntry* syment = dynamic.last(k_dt_syment);
@@ -107,7 +111,8 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
     }
     ROOTLOCK_TRY(counted, count_symbols(context, dynamic));
     const uint64_t count = counted.count;
-    if (count <= 1) return util::ok_status();  // at most the null symbol
+    if (count <= 1)
+        return util::ok_status();  // at most the null symbol
     // Rejected before anything is allocated: the table cannot be larger than the file.
     if (count > context.size() / entry_size) {
         return context.fail(counted.where,
@@ -122,8 +127,8 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
     std::vector<std::byte> versym;
     uint64_t versym_offset = 0;
     if (const DynEntry* versym_entry = dynamic.last(k_dt_versym)) {
-        ROOTLOCK_TRY(versym_at, context.place(versym_entry->value, versym_entry->offset,
-                                              "DT_VERSYM"));
+        ROOTLOCK_TRY(versym_at,
+                     context.place(versym_entry->value, versym_entry->offset, "DT_VERSYM"));
         if (auto status = context.check_fits(versym_at, count * 2, versym_entry->offset,
                                              "symbol version table");
             !status) {

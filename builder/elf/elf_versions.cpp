@@ -1,5 +1,6 @@
 // DT_VERNEED and DT_VERDEF: the version chains ld.so checks at load time. Each chain is walked
-// with two bounds, the declared count and a visited-offset set, so a cyclic chain fails, never hangs.
+// with two bounds, the declared count and a visited-offset set, so a cyclic chain fails, never
+// hangs.
 #include <algorithm>
 #include <unordered_set>
 
@@ -24,7 +25,7 @@ constexpr uint16_t k_ver_flg_weak = 2;
 // Next pointers are added in the address space, wrapping at the class width as ld.so's pointer
 // arithmetic does (so an ELF32 "next" can point backwards, and a cycle must be caught).
 class ChainWalker {
-public:
+  public:
     ChainWalker(const Context& context, const Context::Placement& first)
         : m_context(context),
           m_segment(*first.segment),
@@ -32,18 +33,22 @@ public:
 
     // The file offset of a `length`-byte record at `vaddr`, checked against the segment and the
     // file; errors are located at `where` (the record or dynamic entry that pointed there).
-    Result<uint64_t> locate(uint64_t vaddr, uint64_t length, uint64_t where, std::string_view what) {
+    Result<uint64_t> locate(uint64_t vaddr, uint64_t length, uint64_t where,
+                            std::string_view what) {
         if (vaddr < m_segment.vaddr || vaddr - m_segment.vaddr >= m_segment.filesz) {
             return m_context.fail(
-                where, fmt::format("{} address 0x{:x} is outside its PT_LOAD segment", what, vaddr));
+                where,
+                fmt::format("{} address 0x{:x} is outside its PT_LOAD segment", what, vaddr));
         }
         uint64_t offset = 0;
         if (__builtin_add_overflow(m_segment.offset, vaddr - m_segment.vaddr, &offset)) {
             return m_context.fail(
-                where, fmt::format("{} address 0x{:x} is outside its PT_LOAD segment", what, vaddr));
+                where,
+                fmt::format("{} address 0x{:x} is outside its PT_LOAD segment", what, vaddr));
         }
         uint64_t limit = 0;
-        if (__builtin_add_overflow(m_segment.offset, m_segment.filesz, &limit)) limit = ~uint64_t{0};
+        if (__builtin_add_overflow(m_segment.offset, m_segment.filesz, &limit))
+            limit = ~uint64_t{0};
         Context::Placement placement{vaddr, offset, limit, &m_segment};
         if (auto status = m_context.check_fits(placement, length, where, what); !status) {
             return status.error();
@@ -59,7 +64,7 @@ public:
         return (vaddr + next) & m_context.codec().address_mask();
     }
 
-private:
+  private:
     const Context& m_context;
     const Segment& m_segment;
     ChunkReader m_reader;
@@ -86,9 +91,10 @@ Result<uint64_t> declared_count(const Context& context, const DynamicTable& dyna
 Status read_version_needs(const Context& context, const DynamicTable& dynamic,
                           const StringTable& strings, ElfInfo& info) {
     const DynEntry* verneed = dynamic.last(k_dt_verneed);
-    if (verneed == nullptr) return util::ok_status();
-    ROOTLOCK_TRY(count, declared_count(context, dynamic, *verneed, k_dt_verneednum,
-                                       k_verneed_size, "version need"));
+    if (verneed == nullptr)
+        return util::ok_status();
+    ROOTLOCK_TRY(count, declared_count(context, dynamic, *verneed, k_dt_verneednum, k_verneed_size,
+                                       "version need"));
     ROOTLOCK_TRY(first, context.place(verneed->value, verneed->offset, "DT_VERNEED"));
     const Codec& codec = context.codec();
     ChainWalker walker(context, first);
@@ -132,12 +138,14 @@ Status read_version_needs(const Context& context, const DynamicTable& dynamic,
             needed.name = std::string(name);
             need.versions.push_back(std::move(needed));
             uint32_t aux_next = codec.u32(q + 12);
-            if (aux_next == 0) break;
+            if (aux_next == 0)
+                break;
             aux_vaddr = walker.advance(aux_vaddr, aux_next);
             aux_where = aux_offset;
         }
         info.version_needs.push_back(std::move(need));
-        if (next == 0) break;
+        if (next == 0)
+            break;
         vaddr = walker.advance(vaddr, next);
         where = offset;
     }
@@ -147,7 +155,8 @@ Status read_version_needs(const Context& context, const DynamicTable& dynamic,
 Status read_version_defs(const Context& context, const DynamicTable& dynamic,
                          const StringTable& strings, ElfInfo& info) {
     const DynEntry* verdef = dynamic.last(k_dt_verdef);
-    if (verdef == nullptr) return util::ok_status();
+    if (verdef == nullptr)
+        return util::ok_status();
     ROOTLOCK_TRY(count, declared_count(context, dynamic, *verdef, k_dt_verdefnum, k_verdef_size,
                                        "version definition"));
     ROOTLOCK_TRY(first, context.place(verdef->value, verdef->offset, "DT_VERDEF"));
@@ -195,12 +204,14 @@ Status read_version_defs(const Context& context, const DynamicTable& dynamic,
                 def.parents.emplace_back(name);
             }
             uint32_t aux_next = codec.u32(q + 4);
-            if (aux_next == 0) break;
+            if (aux_next == 0)
+                break;
             aux_vaddr = walker.advance(aux_vaddr, aux_next);
             aux_where = aux_offset;
         }
         info.version_defs.push_back(std::move(def));
-        if (next == 0) break;
+        if (next == 0)
+            break;
         vaddr = walker.advance(vaddr, next);
         where = offset;
     }
@@ -213,22 +224,26 @@ void VersionIndex::add(uint16_t index, std::string_view name) {
         names.resize(slot + 1);
         present.resize(slot + 1, false);
     }
-    if (present[slot]) return;  // the first declaration of an index wins
+    if (present[slot])
+        return;  // the first declaration of an index wins
     names[slot] = name;
     present[slot] = true;
 }
 
 const std::string_view* VersionIndex::find(uint16_t index) const {
     size_t slot = index & 0x7fffU;
-    if (slot >= names.size() || !present[slot]) return nullptr;
+    if (slot >= names.size() || !present[slot])
+        return nullptr;
     return &names[slot];
 }
 
 VersionIndex index_versions(const ElfInfo& info) {
     VersionIndex index;
-    for (const auto& def : info.version_defs) index.add(def.index, def.name);
+    for (const auto& def : info.version_defs)
+        index.add(def.index, def.name);
     for (const auto& need : info.version_needs) {
-        for (const auto& version : need.versions) index.add(version.index, version.name);
+        for (const auto& version : need.versions)
+            index.add(version.index, version.name);
     }
     return index;
 }

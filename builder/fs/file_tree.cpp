@@ -58,6 +58,11 @@ std::string errno_text(int error_number) {
     }
 }
 
+uint8_t ident_class_of(std::span<const std::byte> head) {
+    if (head.size() < 5 || !elf::has_elf_magic(head)) return 0;
+    return static_cast<uint8_t>(head[4]);
+}
+
 ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
     ElfProbe probe;
     if (source.size() < k_min_elf_header_size) {
@@ -65,7 +70,7 @@ ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
         probe.error = "file too short";
         return probe;
     }
-    std::array<std::byte, 4> magic{};
+    std::array<std::byte, 16> magic{};
     if (auto status = source.read_at(0, magic); !status.ok()) {
         probe.outcome = ElfProbe::Outcome::malformed;
         probe.error = status.error().text();
@@ -76,6 +81,7 @@ ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
         probe.error = "invalid ELF header";
         return probe;
     }
+    probe.ident_class = ident_class_of(magic);
     auto info = elf::read_elf(source, elf::ReadOptions{.symbols = symbols});
     if (!info.ok()) {
         probe.outcome = ElfProbe::Outcome::malformed;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +49,13 @@ struct ElfProbe {
     Outcome outcome = Outcome::missing;
     std::shared_ptr<const elf::ElfInfo> info;
     std::string error;  // the located reader error for `malformed`
+    // e_ident[EI_CLASS] whenever the magic was there, even for `malformed`: ld.so checks the
+    // class byte before anything else and skips an object of the other class silently.
+    uint8_t ident_class = 0;
 };
+
+// e_ident[EI_CLASS] of bytes that start with the ELF magic (0 otherwise).
+uint8_t ident_class_of(std::span<const std::byte> head);
 
 class FileTree {
   public:

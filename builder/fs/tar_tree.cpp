@@ -71,22 +71,13 @@ bool starts_with(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
 }
 
-}  // namespace
-
-std::vector<std::string> default_retained_patterns() {
-    // /etc/os-release is a symlink to ../usr/lib/os-release on Debian, so both are named.
-    return {"/etc/ld.so.cache",     "/etc/ld.so.conf",         "/etc/ld.so.conf.d/*",
-            "/etc/os-release",      "/usr/lib/os-release",     "/etc/environment",
-            "**/pyvenv.cfg",        "**/*.dist-info/RECORD",   "**/*.dist-info/METADATA",
-            "**/*.dist-info/WHEEL", "**/*.dist-info/INSTALLER"};
-}
-
-bool path_matches(std::string_view pattern, std::string_view path) {
+// The matcher behind path_matches: "**" may cross "/", "*" and "?" may not.
+bool glob_match(std::string_view pattern, std::string_view path) {
     while (!pattern.empty()) {
         if (starts_with(pattern, "**")) {
             std::string_view rest = pattern.substr(2);
             for (size_t skip = 0; skip <= path.size(); ++skip) {
-                if (path_matches(rest, path.substr(skip)))
+                if (glob_match(rest, path.substr(skip)))
                     return true;
             }
             return false;
@@ -94,7 +85,7 @@ bool path_matches(std::string_view pattern, std::string_view path) {
         if (pattern.front() == '*') {
             std::string_view rest = pattern.substr(1);
             for (size_t skip = 0; skip <= path.size(); ++skip) {
-                if (path_matches(rest, path.substr(skip)))
+                if (glob_match(rest, path.substr(skip)))
                     return true;
                 if (skip < path.size() && path[skip] == '/')
                     break;
@@ -110,6 +101,26 @@ bool path_matches(std::string_view pattern, std::string_view path) {
         path.remove_prefix(1);
     }
     return path.empty();
+}
+
+}  // namespace
+
+std::vector<std::string> default_retained_patterns() {
+    // /etc/os-release is a symlink to ../usr/lib/os-release on Debian, so both are named.
+    return {"/etc/ld.so.cache",     "/etc/ld.so.conf",         "/etc/ld.so.conf.d/*",
+            "/etc/os-release",      "/usr/lib/os-release",     "/etc/environment",
+            "**/pyvenv.cfg",        "**/*.dist-info/RECORD",   "**/*.dist-info/METADATA",
+            "**/*.dist-info/WHEEL", "**/*.dist-info/INSTALLER"};
+}
+
+bool path_matches(std::string_view pattern, std::string_view path) {
+    // Every non-ELF file of a rootfs is matched against every pattern: reject on the literal
+    // tail first ("**/*.dist-info/RECORD" needs a path ending in ".dist-info/RECORD").
+    size_t wild = pattern.find_last_of("*?");
+    std::string_view tail = wild == std::string_view::npos ? pattern : pattern.substr(wild + 1);
+    if (path.size() < tail.size() || path.substr(path.size() - tail.size()) != tail)
+        return false;
+    return glob_match(pattern, path);
 }
 
 // Builds a TarTree from an ArchiveReader, one entry at a time.
@@ -275,6 +286,7 @@ class TarLoader {
             if (rest.failure())
                 return *rest.failure();
             ElfProbe probe;
+            probe.ident_class = ident_class_of(bytes);
             if (info.ok()) {
                 probe.outcome = ElfProbe::Outcome::elf;
                 probe.info = std::make_shared<const elf::ElfInfo>(std::move(info).value());

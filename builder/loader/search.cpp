@@ -49,6 +49,14 @@ Attempt SearchContext::try_path(const std::string& path) {
     if (resolved && resolved->stat.kind == fs::NodeKind::regular) {
         fs::ElfProbe probe = m_tree.probe_elf(resolved->path);
         using PO = fs::ElfProbe::Outcome;
+        // open_verify reads e_ident first: another class is skipped before anything else is
+        // looked at, however broken the rest of the header.
+        const auto target_class = static_cast<uint8_t>(m_target.elf_class);
+        if ((probe.outcome == PO::elf || probe.outcome == PO::malformed) &&
+            probe.ident_class != 0 && probe.ident_class != target_class) {
+            attempt.outcome = Attempt::Outcome::other_class;
+            return m_attempts.emplace(path, attempt).first->second;
+        }
         switch (probe.outcome) {
             case PO::missing:
             case PO::not_regular: break;

@@ -76,6 +76,18 @@ int LoadSession::match_loaded(const std::string& name) const {
     return -1;
 }
 
+std::vector<int> LoadSession::list_order() const {
+    if (m_interpreter < 0 || !m_listed[static_cast<size_t>(m_interpreter)]) return m_list_order;
+    std::vector<int> order;
+    if (m_interpreter_predecessor < 0) order.push_back(m_interpreter);
+    for (int index : m_list_order) {
+        if (index == m_interpreter) continue;
+        order.push_back(index);
+        if (index == m_interpreter_predecessor) order.push_back(m_interpreter);
+    }
+    return order;
+}
+
 int LoadSession::find_by_name(const std::string& file) const { return match_loaded(file); }
 
 namespace {
@@ -251,6 +263,15 @@ void LoadSession::load_dependencies(size_t first) {
             m_requests.push_back(Request{current, needed, object, via});
             if (queued.size() < m_objects.size()) queued.resize(m_objects.size(), false);
             if (!m_listed[static_cast<size_t>(object)] && object != m_main) {
+                if (object == m_interpreter) {
+                    m_interpreter_predecessor = -1;
+                    for (auto it = m_list_order.rbegin(); it != m_list_order.rend(); ++it) {
+                        if (!m_objects[static_cast<size_t>(*it)].faked) {
+                            m_interpreter_predecessor = *it;
+                            break;
+                        }
+                    }
+                }
                 m_listed[static_cast<size_t>(object)] = true;
                 m_list_order.push_back(object);
             }
@@ -273,6 +294,16 @@ bool LoadSession::load_main(const std::string& path, bool origin_from_realpath) 
         m_main_error = probe.outcome == fs::ElfProbe::Outcome::too_short ? "file too short"
                        : probe.outcome == fs::ElfProbe::Outcome::malformed ? probe.error
                                                                            : "invalid ELF header";
+        return false;
+    }
+    const Target& target = m_context.target();
+    if (probe.info->elf_class != target.elf_class) {
+        m_main_error = "wrong ELF class: " + elf::class_name(probe.info->elf_class);
+        return false;
+    }
+    if (probe.info->machine != target.machine) {
+        // ld.so skips an object of another machine as if it were absent.
+        m_main_error = "cannot open shared object file: No such file or directory";
         return false;
     }
     LoadedObject main;

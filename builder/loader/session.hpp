@@ -67,8 +67,10 @@ public:
 
     const std::vector<LoadedObject>& objects() const { return m_objects; }
     const std::vector<Request>& requests() const { return m_requests; }
-    // Objects in the order `ld.so --list` prints them (main excluded).
-    const std::vector<int>& list_order() const { return m_list_order; }
+    // Objects in the order ld.so's trace mode prints them (main excluded): the link map, in
+    // which the dynamic loader sits right after the found object that precedes it in the
+    // breadth-first search list (objects not found are not in that list).
+    std::vector<int> list_order() const;
     int main_index() const { return m_main; }
     // The object a verneed entry naming `file` binds to from `requester` (find_needed).
     int find_by_name(const std::string& file) const;
@@ -89,6 +91,7 @@ private:
     std::vector<bool> m_listed;
     int m_main = -1;
     int m_interpreter = -1;
+    int m_interpreter_predecessor = -1;  // found object before the loader's first reference
     std::optional<std::string> m_main_origin;
     std::string m_main_error;
 };

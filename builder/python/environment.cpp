@@ -1,11 +1,11 @@
-// Environment discovery: probe the system locations, walk the given paths a few levels deep,
-// then read each site-packages' dist-info directories. Broken metadata becomes a problem on
-// the environment, never a failure of the scan, so that every problem is reported at once.
+// Environment discovery: probe the system locations, walk the given paths a few levels deep, then
+// read each dist-info; broken metadata is a problem of the environment, never a failed scan.
 #include "python/environment.hpp"
 
 #include <algorithm>
 #include <array>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "fs/path_resolve.hpp"
@@ -93,10 +93,12 @@ std::optional<std::string> resolve_regular(const fs::FileTree& tree, const std::
 
 // The text of the regular file `path` resolves to; the error names `path` as spelled.
 util::Result<std::string> read_text(const fs::FileTree& tree, const std::string& path) {
-    auto resolved = resolve_regular(tree, path);
+    auto resolved = fs::resolve(tree, path);
     if (!resolved)
         return util::make_error(path, "missing");
-    return tree.read_file(*resolved);
+    if (resolved->stat.kind != fs::NodeKind::regular)
+        return util::make_error(path, "not a regular file");
+    return tree.read_file(resolved->path);
 }
 
 // Candidate site-packages paths as spelled (the layout gives prefix and version), keyed by
@@ -136,7 +138,7 @@ bool is_packages_layout(const std::string& path) {
 }
 
 void search(const fs::FileTree& tree, Candidates& candidates, const std::string& dir, int depth) {
-    if (contains(k_pruned_paths, dir))
+    if (depth > 0 && contains(k_pruned_paths, dir))  // unless the user named it
         return;
     auto entries = tree.list(dir);
     if (!entries)
@@ -391,11 +393,14 @@ util::Result<std::vector<PythonEnvironment>> find_environments(
     }
     for (const std::string& root : roots) {
         // A path inside a site-packages (a package the user named) finds that environment.
+        bool inside_packages = false;
         for (std::string dir = root; dir != "/"; dir = fs::dirname(dir)) {
-            if (is_packages_layout(dir))
+            if (is_packages_layout(dir)) {
                 add_candidate(tree, candidates, dir);
+                inside_packages = true;
+            }
         }
-        if (is_directory(tree, root))
+        if (!inside_packages && is_directory(tree, root))
             search(tree, candidates, root, 0);
     }
 

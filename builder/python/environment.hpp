@@ -60,9 +60,9 @@ struct PythonEnvironment {
 // site_packages and each listed once. Fast by design: the usual system locations
 // (/usr/lib/python3*, /usr/local/lib/python3*, lib64 too) are probed directly, and each given
 // path is walked only k_environment_search_depth levels deep, never into site-packages,
-// __pycache__, symlinked directories or /proc, /sys, /dev, /run, /usr/share, /usr/include. A
-// given path inside a site-packages finds that environment. Fails only for a given path that
-// does not exist.
+// __pycache__, symlinked directories, or (unless named) /proc, /sys, /dev, /run, /usr/share,
+// /usr/include, /usr/src. A given path inside a site-packages finds that environment alone.
+// Fails only for a given path that does not exist.
 inline constexpr int k_environment_search_depth = 6;
 util::Result<std::vector<PythonEnvironment>> find_environments(
     const fs::FileTree& tree, const std::vector<std::string>& paths);

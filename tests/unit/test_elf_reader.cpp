@@ -22,7 +22,8 @@ using testing::ElfSpec;
 ElfInfo read_ok(const std::vector<std::byte>& bytes, bool symbols = true) {
     util::MemorySource source("lib.so", bytes);
     auto result = elf::read_elf(source, ReadOptions{symbols});
-    if (!result) FAIL("read_elf failed: " << result.error().text());
+    if (!result)
+        FAIL("read_elf failed: " << result.error().text());
     return std::move(result).value();
 }
 
@@ -30,14 +31,16 @@ ElfInfo read_path(const std::string& path, bool symbols = true) {
     auto source = util::FileSource::open(path, path);
     REQUIRE(source.ok());
     auto result = elf::read_elf(**source, ReadOptions{symbols});
-    if (!result) FAIL("read_elf failed: " << result.error().text());
+    if (!result)
+        FAIL("read_elf failed: " << result.error().text());
     return std::move(result).value();
 }
 
 const elf::Symbol* find_symbol(const ElfInfo& info, std::string_view name,
                                std::string_view version) {
     for (const auto& symbol : info.symbols) {
-        if (symbol.name == name && symbol.version == version) return &symbol;
+        if (symbol.name == name && symbol.version == version)
+            return &symbol;
     }
     return nullptr;
 }
@@ -140,7 +143,8 @@ std::string run_readelf(const std::string& arguments) {
     std::string text;
     char buffer[65536];
     size_t got = 0;
-    while ((got = fread(buffer, 1, sizeof buffer, pipe.get())) > 0) text.append(buffer, got);
+    while ((got = fread(buffer, 1, sizeof buffer, pipe.get())) > 0)
+        text.append(buffer, got);
     return text;
 }
 
@@ -149,8 +153,8 @@ std::string run_readelf(const std::string& arguments) {
 void compare_with_readelf(const std::string& path) {
     ElfInfo info = read_path(path);
     std::istringstream lines(run_readelf("--dyn-syms -W " + path));
-    const std::map<std::string, uint8_t> types{{"NOTYPE", 0}, {"OBJECT", 1}, {"FUNC", 2},
-                                               {"SECTION", 3}, {"FILE", 4},  {"COMMON", 5},
+    const std::map<std::string, uint8_t> types{{"NOTYPE", 0},  {"OBJECT", 1}, {"FUNC", 2},
+                                               {"SECTION", 3}, {"FILE", 4},   {"COMMON", 5},
                                                {"TLS", 6},     {"IFUNC", 10}};
     const std::map<std::string, uint8_t> bindings{
         {"LOCAL", 0}, {"GLOBAL", 1}, {"WEAK", 2}, {"UNIQUE", 10}};
@@ -163,10 +167,12 @@ void compare_with_readelf(const std::string& path) {
             num.find_first_not_of("0123456789") != num.size() - 1) {
             continue;
         }
-        if (!(fields >> value >> size >> type >> bind >> vis >> ndx)) continue;
+        if (!(fields >> value >> size >> type >> bind >> vis >> ndx))
+            continue;
         fields >> name;
         size_t index = std::stoul(num);
-        if (index == 0) continue;
+        if (index == 0)
+            continue;
         REQUIRE(index - 1 < info.symbols.size());
         const elf::Symbol& symbol = info.symbols[index - 1];
         std::string base = name;
@@ -180,18 +186,40 @@ void compare_with_readelf(const std::string& path) {
         INFO(path << " symbol " << index << " " << name);
         CHECK(symbol.name == base);
         // readelf drops "@@V" from the symbol that names version V itself.
-        if (version.empty() && symbol.version == symbol.name) version = symbol.version;
+        if (version.empty() && symbol.version == symbol.name)
+            version = symbol.version;
         CHECK(symbol.version == version);
         CHECK(symbol.defined == (ndx != "UND"));
         // readelf prints one '@' for hidden definitions and for every needed version, so the
         // hidden bit is comparable only for versions the object defines itself.
-        if (symbol.defined && info.defines_version(version)) CHECK(symbol.hidden == hidden);
+        if (symbol.defined && info.defines_version(version))
+            CHECK(symbol.hidden == hidden);
         CHECK(symbol.type == types.at(type));
         CHECK(symbol.binding == bindings.at(bind));
         ++compared;
     }
     CHECK(compared == info.symbols.size());
 }
+
+// Counts the reads a parse makes, to show it touches only the metadata.
+class CountingSource final : public util::ByteSource {
+  public:
+    explicit CountingSource(const util::ByteSource& inner) : m_inner(inner) {}
+    uint64_t size() const override { return m_inner.size(); }
+    const std::string& name() const override { return m_inner.name(); }
+    util::Status read_at(uint64_t offset, std::span<std::byte> out) const override {
+        ++m_calls;
+        m_bytes += out.size();
+        return m_inner.read_at(offset, out);
+    }
+    size_t calls() const { return m_calls; }
+    uint64_t bytes() const { return m_bytes; }
+
+  private:
+    const util::ByteSource& m_inner;
+    mutable size_t m_calls = 0;
+    mutable uint64_t m_bytes = 0;
+};
 
 constexpr const char* k_libc = "/lib/x86_64-linux-gnu/libc.so.6";
 constexpr const char* k_libstdcxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
@@ -337,8 +365,8 @@ TEST_SUITE("rootlock::elf") {
         CHECK(info.version_defs[0].is_base());
         CHECK(info.version_defs[0].name == "libc.so.6");
         CHECK(info.version_defs[1].name == "GLIBC_2.2.5");
-        for (const char* version : {"GLIBC_2.2.5", "GLIBC_2.14", "GLIBC_2.34", "GLIBC_2.36",
-                                    "GLIBC_PRIVATE"}) {
+        for (const char* version :
+             {"GLIBC_2.2.5", "GLIBC_2.14", "GLIBC_2.34", "GLIBC_2.36", "GLIBC_PRIVATE"}) {
             CHECK_MESSAGE(info.defines_version(version), version);
         }
         const elf::Symbol* memcpy_new = find_symbol(info, "memcpy", "GLIBC_2.14");
@@ -349,6 +377,20 @@ TEST_SUITE("rootlock::elf") {
         REQUIRE(memcpy_old != nullptr);
         CHECK(memcpy_old->hidden);
         compare_with_readelf(k_libc);
+    }
+
+    TEST_CASE("reads only libc's metadata, each table in one read") {
+        auto file = util::FileSource::open(k_libc, k_libc);
+        REQUIRE(file.ok());
+        CountingSource headers_only(**file);
+        REQUIRE(elf::read_elf(headers_only).ok());
+        CountingSource with_symbols(**file);
+        REQUIRE(elf::read_elf(with_symbols, ReadOptions{true}).ok());
+        // ehdr, phdrs, interp, dynamic, dynstr, verneed, verdef (+ hash, symtab, versym).
+        CHECK(headers_only.calls() <= 8);
+        CHECK(headers_only.bytes() < 128 * 1024);
+        CHECK(with_symbols.calls() <= 11);
+        CHECK(with_symbols.bytes() < (*file)->size() / 8);
     }
 
     TEST_CASE("reads libstdc++.so.6 and libz.so.1 like readelf does") {
@@ -391,10 +433,10 @@ TEST_SUITE("rootlock::elf") {
 
     TEST_CASE("reads DT_RUNPATH, nodefaultlib and bind-now from a library gcc links") {
         testing::TempDir dir;
-        auto bytes = testing::compile_c(
-            dir.path(), "libbar.so", k_lib_source,
-            "-shared -fPIC -Wl,-soname,libbar.so.2 -Wl,--enable-new-dtags "
-            "-Wl,-rpath,'$ORIGIN:/opt/lib' -Wl,-z,nodefaultlib -Wl,-z,now");
+        auto bytes =
+            testing::compile_c(dir.path(), "libbar.so", k_lib_source,
+                               "-shared -fPIC -Wl,-soname,libbar.so.2 -Wl,--enable-new-dtags "
+                               "-Wl,-rpath,'$ORIGIN:/opt/lib' -Wl,-z,nodefaultlib -Wl,-z,now");
         ElfInfo info = read_ok(bytes);
         CHECK(info.soname == "libbar.so.2");
         CHECK_FALSE(info.rpath.has_value());
@@ -407,8 +449,9 @@ TEST_SUITE("rootlock::elf") {
 
     TEST_CASE("reads version definitions and symbol versions from a version script") {
         testing::TempDir dir;
-        dir.write_file("v.map", "FOO_0.9 { global: foo; local: *; };\n"
-                                "FOO_1.0 { global: foo; } FOO_0.9;\n");
+        dir.write_file("v.map",
+                       "FOO_0.9 { global: foo; local: *; };\n"
+                       "FOO_1.0 { global: foo; } FOO_0.9;\n");
         constexpr const char* k_source = R"(#include <stdio.h>
 int old_foo(void) { return 1; }
 int new_foo(void) { puts("new"); return 2; }

@@ -1,11 +1,13 @@
-// read_elf_stream: it must agree with read_elf on every object, keep only the metadata (not a
-// 64 MiB text segment), and fail with a located error when the metadata lies where it skipped.
+// read_elf_stream: it must agree with read_elf on every object (also on thousands of mutated
+// ones), keep only the metadata (not a 64 MiB text segment), and fail clearly where it skipped.
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "elf/elf_reader.hpp"
 #include "support/elf_writer.hpp"
@@ -18,34 +20,16 @@ using elf::ElfInfo;
 using elf::ReadOptions;
 using testing::ElfSpec;
 
-// Serves a buffer in reads of at most `chunk` bytes (an odd size, to split every structure).
-class BufferStream final : public util::ByteStream {
-public:
-    explicit BufferStream(const std::vector<std::byte>& bytes, size_t chunk = 4093)
-        : m_bytes(bytes), m_chunk(chunk) {}
-    util::Result<size_t> read(std::span<std::byte> out) override {
-        size_t n = std::min({out.size(), m_chunk, m_bytes.size() - m_position});
-        if (n != 0) std::memcpy(out.data(), m_bytes.data() + m_position, n);
-        m_position += n;
-        return n;
-    }
-
-private:
-    const std::vector<std::byte>& m_bytes;
-    size_t m_chunk;
-    size_t m_position = 0;
-};
-
 // Serves a host file front to back, as an archive member would be.
 class FileStream final : public util::ByteStream {
-public:
+  public:
     explicit FileStream(const std::string& path) : m_in(path, std::ios::binary) {}
     util::Result<size_t> read(std::span<std::byte> out) override {
         m_in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
         return static_cast<size_t>(m_in.gcount());
     }
 
-private:
+  private:
     std::ifstream m_in;
 };
 
@@ -53,15 +37,17 @@ private:
 std::string describe(const ElfInfo& info) {
     std::ostringstream out;
     out << "class " << static_cast<int>(info.elf_class) << " order "
-        << static_cast<int>(info.byte_order) << " abi " << static_cast<int>(info.os_abi)
-        << " type " << info.type << " machine " << info.machine << " dynamic "
-        << info.has_dynamic << "\ninterp " << info.interpreter << "\nsoname " << info.soname
-        << "\n";
-    for (const auto& name : info.needed) out << "needed " << name << "\n";
+        << static_cast<int>(info.byte_order) << " abi " << static_cast<int>(info.os_abi) << " type "
+        << info.type << " machine " << info.machine << " dynamic " << info.has_dynamic
+        << "\ninterp " << info.interpreter << "\nsoname " << info.soname << "\n";
+    for (const auto& name : info.needed)
+        out << "needed " << name << "\n";
     auto path = [&](const char* what, const auto& list) {
-        if (!list) return;
+        if (!list)
+            return;
         out << what;
-        for (const auto& part : *list) out << " [" << part << "]";
+        for (const auto& part : *list)
+            out << " [" << part << "]";
         out << "\n";
     };
     path("rpath", info.rpath);
@@ -75,7 +61,8 @@ std::string describe(const ElfInfo& info) {
     }
     for (const auto& def : info.version_defs) {
         out << "def " << def.name << " " << def.index << " " << def.flags << " " << def.hash;
-        for (const auto& parent : def.parents) out << " " << parent;
+        for (const auto& parent : def.parents)
+            out << " " << parent;
         out << "\n";
     }
     out << "symbols " << info.symbols_read << " " << info.symbols.size() << "\n";
@@ -94,7 +81,7 @@ std::string outcome(const util::Result<ElfInfo>& result) {
 elf::StreamStats check_same(const std::vector<std::byte>& bytes, ReadOptions options = {true}) {
     util::MemorySource source("lib.so", bytes);
     auto direct = elf::read_elf(source, options);
-    BufferStream stream(bytes);
+    testing::MemoryStream stream(bytes);
     elf::StreamStats stats;
     auto streamed = elf::read_elf_stream(stream, bytes.size(), "lib.so", options, stats);
     CHECK(direct.ok());
@@ -117,6 +104,21 @@ ElfSpec library_spec() {
 }
 
 constexpr const char* k_libc = "/lib/x86_64-linux-gnu/libc.so.6";
+
+// Reads `bytes` both ways: it must not crash, and the stream must agree with read_elf unless it
+// met metadata in a part it had already skipped. Returns whether the object parsed.
+bool survive(const std::vector<std::byte>& bytes) {
+    util::MemorySource source("fuzz.so", bytes);
+    auto direct = elf::read_elf(source, ReadOptions{true});
+    testing::MemoryStream stream(bytes);
+    auto streamed = elf::read_elf_stream(stream, bytes.size(), "fuzz.so", ReadOptions{true});
+    const std::string expected = outcome(direct);
+    const std::string actual = outcome(streamed);
+    if (actual != expected && actual.find("skipped by the streaming reader") == std::string::npos) {
+        FAIL_CHECK("read_elf: " << expected << "\nread_elf_stream: " << actual);
+    }
+    return direct.ok();
+}
 
 }  // namespace
 
@@ -148,6 +150,32 @@ TEST_SUITE("rootlock::elf") {
         CHECK(stats.consumed_bytes > layout.text_offset + layout.text_size);
         CHECK(stats.retained_bytes < 128 * 1024);
         CHECK(stats.largest_range <= layout.text_offset);
+    }
+
+    TEST_CASE("keeps only a window of a first segment that also holds the text") {
+        ElfSpec spec = library_spec();
+        spec.separate_code = false;
+        spec.text_size = uint64_t{64} << 20;
+        ReadOptions options{true};
+        options.stream_head_window = uint64_t{1} << 20;
+        elf::StreamStats stats = check_same(testing::build_elf(spec), options);
+        CHECK(stats.retained_bytes < (uint64_t{1} << 20) + 128 * 1024);
+    }
+
+    TEST_CASE("fails with a located error when the tables lie past the head window") {
+        ElfSpec spec = library_spec();
+        spec.separate_code = false;
+        testing::ElfLayout layout;
+        auto bytes = testing::build_elf(spec, &layout);
+        testing::MemoryStream stream(bytes);
+        ReadOptions options;
+        options.stream_head_window = 256;
+        auto result = elf::read_elf_stream(stream, bytes.size(), "lib.so", options);
+        REQUIRE_FALSE(result.ok());
+        CHECK(result.error().text() ==
+              fmt::format("lib.so@0x{0:x}: bytes 0x{0:x}-0x{1:x} were skipped by the streaming "
+                          "reader before the ELF metadata pointed at them",
+                          layout.dynstr_offset, layout.dynstr_offset + layout.dynstr_size));
     }
 
     TEST_CASE("reads forward for tables placed after the dynamic segment, as patchelf does") {
@@ -192,20 +220,19 @@ TEST_SUITE("rootlock::elf") {
         image.patch_dynamic(testing::k_dt_strtab, layout.vaddr(moved));
         util::MemorySource source("lib.so", image.bytes());
         CHECK(elf::read_elf(source).ok());
-        BufferStream stream(image.bytes());
+        testing::MemoryStream stream(image.bytes());
         auto result = elf::read_elf_stream(stream, image.bytes().size(), "lib.so");
         REQUIRE_FALSE(result.ok());
         CHECK(result.error().text() ==
-              "lib.so@0x" + (std::ostringstream() << std::hex << moved).str() + ": bytes 0x" +
-                  (std::ostringstream() << std::hex << moved).str() + "-0x" +
-                  (std::ostringstream() << std::hex << moved + layout.dynstr_size).str() +
-                  " were skipped by the streaming reader before the ELF metadata pointed at them");
+              fmt::format("lib.so@0x{0:x}: bytes 0x{0:x}-0x{1:x} were skipped by the streaming "
+                          "reader before the ELF metadata pointed at them",
+                          moved, moved + layout.dynstr_size));
     }
 
     TEST_CASE("fails instead of retaining more than its limit") {
         ElfSpec spec = library_spec();
         auto bytes = testing::build_elf(spec);
-        BufferStream stream(bytes);
+        testing::MemoryStream stream(bytes);
         ReadOptions options;
         options.stream_retain_limit = 256;
         auto result = elf::read_elf_stream(stream, bytes.size(), "big.so", options);
@@ -218,7 +245,7 @@ TEST_SUITE("rootlock::elf") {
     TEST_CASE("reports a stream that ends before its declared size") {
         auto bytes = testing::build_elf(library_spec());
         std::vector<std::byte> cut(bytes.begin(), bytes.begin() + 1000);
-        BufferStream stream(cut);
+        testing::MemoryStream stream(cut);
         auto result = elf::read_elf_stream(stream, bytes.size(), "cut.so");
         REQUIRE_FALSE(result.ok());
         CHECK(result.error().text() == "cut.so@0x3e8: stream ended after 1000 of " +
@@ -227,9 +254,77 @@ TEST_SUITE("rootlock::elf") {
 
     TEST_CASE("reports a stream shorter than an ELF header like read_elf does") {
         std::vector<std::byte> bytes(10, std::byte{0x7f});
-        BufferStream stream(bytes);
+        testing::MemoryStream stream(bytes);
         auto result = elf::read_elf_stream(stream, bytes.size(), "tiny");
         REQUIRE_FALSE(result.ok());
         CHECK(result.error().text() == "tiny@0x0: file too short for an ELF header (10 bytes)");
+    }
+
+    TEST_CASE("survives every byte flip in the first 4 KiB and random mutations, on both paths") {
+        // Each object with the byte ranges worth flipping: in writer objects the metadata and the
+        // dynamic section (the rest is padding and zeros), in the gcc object its first 4 KiB.
+        struct Target {
+            std::vector<std::byte> bytes;
+            std::vector<std::pair<size_t, size_t>> ranges;
+        };
+        std::vector<Target> targets;
+        auto add_writer_object = [&](const ElfSpec& spec) {
+            testing::ElfLayout layout;
+            auto bytes = testing::build_elf(spec, &layout);
+            targets.push_back(
+                {bytes,
+                 {{0, layout.meta_size},
+                  {layout.dynamic_offset, layout.dynamic_offset + layout.dynamic_entries.size() *
+                                                                      layout.dynamic_entry_size}}});
+        };
+        add_writer_object(library_spec());
+        ElfSpec big_endian = library_spec();
+        big_endian.elf_class = elf::ElfClass::elf32;
+        big_endian.byte_order = elf::ByteOrder::big;
+        big_endian.gnu_hash = true;
+        add_writer_object(big_endian);
+        testing::TempDir dir;
+        auto compiled = testing::compile_c(
+            dir.path(), "libfuzz.so", "#include <stdio.h>\nint f(void) { return puts(\"f\"); }\n",
+            "-shared -fPIC -Wl,-soname,libfuzz.so.1 -Wl,-rpath,'$ORIGIN' -Wl,--hash-style=both");
+        targets.push_back({compiled, {{0, std::min<size_t>(compiled.size(), 4096)}}});
+
+        size_t parsed = 0;
+        size_t runs = 0;
+        for (const auto& target : targets) {
+            REQUIRE(survive(target.bytes));
+            std::vector<std::byte> bytes = target.bytes;
+            for (const auto& [begin, end] : target.ranges) {
+                for (size_t i = begin; i < end; ++i) {
+                    bytes[i] ^= std::byte{0xff};
+                    if (survive(bytes)) {
+                        ++parsed;
+                    }
+                    ++runs;
+                    bytes[i] ^= std::byte{0xff};
+                }
+            }
+        }
+        std::mt19937 random(20240611);
+        for (int round = 0; round < 1500; ++round) {
+            std::vector<std::byte> bytes =
+                targets[static_cast<size_t>(round) % targets.size()].bytes;
+            std::uniform_int_distribution<size_t> position(0, bytes.size() - 1);
+            std::uniform_int_distribution<int> count(1, 8);
+            std::uniform_int_distribution<int> value(0, 255);
+            for (int n = count(random); n > 0; --n) {
+                bytes[position(random)] = static_cast<std::byte>(value(random));
+            }
+            if (round % 7 == 0) {
+                bytes.resize(position(random));
+            }
+            if (survive(bytes)) {
+                ++parsed;
+            }
+            ++runs;
+        }
+        // Many mutations hit bytes the reader never looks at, so plenty still parse.
+        CHECK(parsed > 0);
+        CHECK(parsed < runs);
     }
 }

@@ -248,9 +248,12 @@ TEST_SUITE("rootlock::python") {
         auto through_link = find_environments(tree, {"/link/b/c"});
         REQUIRE(through_link.ok());
         CHECK(through_link->size() == 1);
-        auto pruned = find_environments(tree, {"/usr/share/x"});
-        REQUIRE(pruned.ok());
-        CHECK(pruned->size() == 1);  // named directly, a pruned tree is searched
+        for (const char* named : {"/usr/share", "/usr/share/x"}) {
+            CAPTURE(named);
+            auto pruned = find_environments(tree, {named});
+            REQUIRE(pruned.ok());
+            CHECK(pruned->size() == 1);  // named, a pruned tree is searched
+        }
     }
 
     TEST_CASE("pyvenv.cfg is read as site.py reads it") {

@@ -2,6 +2,7 @@
 // with one exact error text for every kind of malformed header block.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "python/metadata.hpp"
@@ -64,6 +65,33 @@ TEST_SUITE("rootlock::python") {
         CHECK_FALSE(is_valid_project_name("-a"));
         CHECK_FALSE(is_valid_project_name("a_"));
         CHECK_FALSE(is_valid_project_name("a b"));
+    }
+
+    TEST_CASE("mangled metadata gives a result or a located error, never a crash") {
+        const std::string seed_text =
+            "Metadata-Version: 2.1\r\nName: a.b\nVersion: 1\nRequires-Dist: x;\n  y\n\nbody\n";
+        uint32_t state = 54321;  // a fixed LCG: the same inputs on every run
+        auto next = [&] {
+            state = state * 1103515245U + 12345U;
+            return state >> 16;
+        };
+        const char alphabet[] = {':', ' ', '\t', '\r', '\n', '\0', '-', 'N', 'a'};
+        for (int round = 0; round < 3000; ++round) {
+            std::string text = seed_text;
+            const uint32_t edits = 1 + next() % 4;
+            for (uint32_t i = 0; i < edits; ++i) {
+                const size_t at = next() % (text.size() + 1);
+                const char c = alphabet[next() % sizeof(alphabet)];
+                if (next() % 2 == 0 && at < text.size()) {
+                    text[at] = c;
+                } else {
+                    text.insert(at, 1, c);
+                }
+            }
+            auto parsed = parse_metadata(text, k_name);
+            if (!parsed.ok())
+                CHECK(parsed.error().text().rfind(k_name, 0) == 0);
+        }
     }
 
     TEST_CASE("malformed metadata is rejected with located errors") {

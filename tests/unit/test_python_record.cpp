@@ -2,6 +2,7 @@
 // and one exact error text for every kind of malformed row.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "python/record.hpp"
@@ -130,6 +131,35 @@ TEST_SUITE("rootlock::python") {
             auto parsed = parse_record(c.text, k_name);
             REQUIRE_FALSE(parsed.ok());
             CHECK(parsed.error().text() == c.error);
+        }
+    }
+
+    TEST_CASE("mangled RECORDs give a result or a located error, never a crash") {
+        const std::string seed_text =
+            "a/b.py,sha256=" + k_empty_sha256 + ",0\r\n\"q,\"\"x\",,\n../../../bin/t,,12\n";
+        uint32_t state = 12345;  // a fixed LCG: the same inputs on every run
+        auto next = [&] {
+            state = state * 1103515245U + 12345U;
+            return state >> 16;
+        };
+        const char alphabet[] = {',', '"', '\r', '\n', '\0', '=', '/', 'a', '9', '-'};
+        for (int round = 0; round < 3000; ++round) {
+            std::string text = seed_text;
+            const uint32_t edits = 1 + next() % 4;
+            for (uint32_t i = 0; i < edits; ++i) {
+                const size_t at = next() % (text.size() + 1);
+                const char c = alphabet[next() % sizeof(alphabet)];
+                if (next() % 2 == 0 && at < text.size()) {
+                    text[at] = c;
+                } else {
+                    text.insert(at, 1, c);
+                }
+            }
+            if (next() % 3 == 0)
+                text.resize(next() % (text.size() + 1));
+            auto parsed = parse_record(text, k_name);
+            if (!parsed.ok())
+                CHECK(parsed.error().text().rfind(k_name + ":", 0) == 0);
         }
     }
 

@@ -30,11 +30,12 @@ uint64_t align_up(uint64_t value, uint64_t alignment) {
 
 // Writes integers of one class and byte order into a growing buffer.
 class Buffer {
-public:
+  public:
     Buffer(ElfClass elf_class, ByteOrder order) : m_class(elf_class), m_order(order) {}
 
     void put(uint64_t offset, uint64_t value, size_t width) {
-        if (m_bytes.size() < offset + width) m_bytes.resize(offset + width);
+        if (m_bytes.size() < offset + width)
+            m_bytes.resize(offset + width);
         for (size_t i = 0; i < width; ++i) {
             size_t shift = m_order == ByteOrder::little ? i : width - 1 - i;
             m_bytes[offset + i] = static_cast<std::byte>((value >> (8 * shift)) & 0xffU);
@@ -45,14 +46,16 @@ public:
     void u32(uint64_t offset, uint64_t value) { put(offset, value, 4); }
     void word(uint64_t offset, uint64_t value) { put(offset, value, is64() ? 8 : 4); }
     void text(uint64_t offset, std::string_view text) {
-        if (m_bytes.size() < offset + text.size()) m_bytes.resize(offset + text.size());
-        for (size_t i = 0; i < text.size(); ++i) m_bytes[offset + i] = std::byte(text[i]);
+        if (m_bytes.size() < offset + text.size())
+            m_bytes.resize(offset + text.size());
+        for (size_t i = 0; i < text.size(); ++i)
+            m_bytes[offset + i] = std::byte(text[i]);
     }
     void resize(uint64_t size) { m_bytes.resize(size); }
     bool is64() const { return m_class == ElfClass::elf64; }
     std::vector<std::byte> take() { return std::move(m_bytes); }
 
-private:
+  private:
     ElfClass m_class;
     ByteOrder m_order;
     std::vector<std::byte> m_bytes;
@@ -64,7 +67,8 @@ struct StringPool {
 
     uint64_t add(const std::string& text) {
         auto found = index.find(text);
-        if (found != index.end()) return found->second;
+        if (found != index.end())
+            return found->second;
         uint64_t at = data.size();
         data += text;
         data.push_back('\0');
@@ -113,7 +117,8 @@ uint32_t elf_hash(std::string_view name) {
     for (char c : name) {
         hash = (hash << 4) + static_cast<unsigned char>(c);
         uint32_t high = hash & 0xf0000000U;
-        if (high != 0) hash ^= high >> 24;
+        if (high != 0)
+            hash ^= high >> 24;
         hash &= ~high;
     }
     return hash;
@@ -121,41 +126,55 @@ uint32_t elf_hash(std::string_view name) {
 
 uint32_t gnu_hash(std::string_view name) {
     uint32_t hash = 5381;
-    for (char c : name) hash = hash * 33 + static_cast<unsigned char>(c);
+    for (char c : name)
+        hash = hash * 33 + static_cast<unsigned char>(c);
     return hash;
 }
 
 uint64_t ElfLayout::dynamic_entry(uint64_t tag) const {
     for (const auto& [entry_tag, offset] : dynamic_entries) {
-        if (entry_tag == tag) return offset;
+        if (entry_tag == tag)
+            return offset;
     }
     throw std::out_of_range("no dynamic entry with that tag");
 }
 
 uint64_t ElfLayout::symbol(std::string_view name) const {
     for (size_t i = 1; i < symbol_names.size(); ++i) {
-        if (symbol_names[i] == name) return dynsym_offset + i * sym_entry_size;
+        if (symbol_names[i] == name)
+            return dynsym_offset + i * sym_entry_size;
     }
     throw std::out_of_range("no such symbol");
 }
 
 ElfImage::ElfImage(std::vector<std::byte> bytes, ElfLayout layout, ElfClass elf_class,
                    ByteOrder byte_order)
-    : m_bytes(std::move(bytes)), m_layout(std::move(layout)), m_class(elf_class),
+    : m_bytes(std::move(bytes)),
+      m_layout(std::move(layout)),
+      m_class(elf_class),
       m_order(byte_order) {}
 
 void ElfImage::patch(uint64_t offset, uint64_t value, size_t width) {
-    if (offset + width > m_bytes.size()) throw std::out_of_range("patch past the end");
+    if (offset + width > m_bytes.size())
+        throw std::out_of_range("patch past the end");
     for (size_t i = 0; i < width; ++i) {
         size_t shift = m_order == ByteOrder::little ? i : width - 1 - i;
         m_bytes[offset + i] = static_cast<std::byte>((value >> (8 * shift)) & 0xffU);
     }
 }
 
-void ElfImage::patch_u8(uint64_t offset, uint64_t value) { patch(offset, value, 1); }
-void ElfImage::patch_u16(uint64_t offset, uint64_t value) { patch(offset, value, 2); }
-void ElfImage::patch_u32(uint64_t offset, uint64_t value) { patch(offset, value, 4); }
-void ElfImage::patch_u64(uint64_t offset, uint64_t value) { patch(offset, value, 8); }
+void ElfImage::patch_u8(uint64_t offset, uint64_t value) {
+    patch(offset, value, 1);
+}
+void ElfImage::patch_u16(uint64_t offset, uint64_t value) {
+    patch(offset, value, 2);
+}
+void ElfImage::patch_u32(uint64_t offset, uint64_t value) {
+    patch(offset, value, 4);
+}
+void ElfImage::patch_u64(uint64_t offset, uint64_t value) {
+    patch(offset, value, 8);
+}
 void ElfImage::patch_word(uint64_t offset, uint64_t value) {
     patch(offset, value, m_class == ElfClass::elf64 ? 8 : 4);
 }
@@ -163,7 +182,9 @@ void ElfImage::patch_dynamic(uint64_t tag, uint64_t value) {
     uint64_t word = m_class == ElfClass::elf64 ? 8 : 4;
     patch_word(m_layout.dynamic_entry(tag) + word, value);
 }
-void ElfImage::truncate(uint64_t size) { m_bytes.resize(std::min<uint64_t>(size, m_bytes.size())); }
+void ElfImage::truncate(uint64_t size) {
+    m_bytes.resize(std::min<uint64_t>(size, m_bytes.size()));
+}
 
 ElfImage build_elf_image(const ElfSpec& spec) {
     const bool is64 = spec.elf_class == ElfClass::elf64;
@@ -181,19 +202,26 @@ ElfImage build_elf_image(const ElfSpec& spec) {
     Normalized norm = normalize(spec);
     StringPool strings;
     if (dynamic) {
-        for (const auto& name : spec.needed) strings.add(name);
-        if (!spec.soname.empty()) strings.add(spec.soname);
-        if (spec.rpath) strings.add(*spec.rpath);
-        if (spec.runpath) strings.add(*spec.runpath);
+        for (const auto& name : spec.needed)
+            strings.add(name);
+        if (!spec.soname.empty())
+            strings.add(spec.soname);
+        if (spec.rpath)
+            strings.add(*spec.rpath);
+        if (spec.runpath)
+            strings.add(*spec.runpath);
         for (const auto& need : spec.version_needs) {
             strings.add(need.file);
-            for (const auto& version : need.versions) strings.add(version.name);
+            for (const auto& version : need.versions)
+                strings.add(version.name);
         }
         for (const auto& def : norm.defs) {
             strings.add(def.name);
-            for (const auto& parent : def.parents) strings.add(parent);
+            for (const auto& parent : def.parents)
+                strings.add(parent);
         }
-        for (const auto& symbol : norm.symbols) strings.add(symbol.name);
+        for (const auto& symbol : norm.symbols)
+            strings.add(symbol.name);
     }
     const bool versioned = !norm.defs.empty() || !spec.version_needs.empty();
     const uint64_t nsyms = 1 + norm.symbols.size();
@@ -204,8 +232,8 @@ ElfImage build_elf_image(const ElfSpec& spec) {
 
     // Layout, in file order.
     if (spec.program_headers) {
-        layout.phnum = 2U + (spec.interpreter.empty() ? 0U : 1U) + (dynamic ? 2U : 0U) +
-                       (dynamic && spec.trailing_metadata ? 1U : 0U);
+        layout.phnum = (spec.separate_code ? 2U : 1U) + (spec.interpreter.empty() ? 0U : 1U) +
+                       (dynamic ? 2U : 0U) + (dynamic && spec.trailing_metadata ? 1U : 0U);
     }
     layout.phoff = layout.phnum == 0 ? 0 : layout.ehdr_size;
     uint64_t cursor = layout.ehdr_size + layout.phnum * layout.phentsize;
@@ -219,12 +247,17 @@ ElfImage build_elf_image(const ElfSpec& spec) {
     }
     if (dynamic) {
         if (!spec.trailing_metadata) {
-            if (spec.sysv_hash) layout.hash_offset = take(sysv_size);
-            if (spec.gnu_hash) layout.gnu_hash_offset = take(gnu_size);
+            if (spec.sysv_hash)
+                layout.hash_offset = take(sysv_size);
+            if (spec.gnu_hash)
+                layout.gnu_hash_offset = take(gnu_size);
         }
-        if (has_symbols) layout.dynsym_offset = take(nsyms * layout.sym_entry_size);
-        if (!spec.trailing_metadata) layout.dynstr_offset = take(strings.data.size());
-        if (has_symbols && versioned) layout.versym_offset = take(nsyms * 2);
+        if (has_symbols)
+            layout.dynsym_offset = take(nsyms * layout.sym_entry_size);
+        if (!spec.trailing_metadata)
+            layout.dynstr_offset = take(strings.data.size());
+        if (has_symbols && versioned)
+            layout.versym_offset = take(nsyms * 2);
         for (const auto& need : spec.version_needs) {
             layout.verneed_entries.push_back(take(16, 4));
             for (size_t i = 0; i < need.versions.size(); ++i) {
@@ -239,8 +272,8 @@ ElfImage build_elf_image(const ElfSpec& spec) {
         }
     }
     const uint64_t meta_end = std::max(cursor, layout.ehdr_size);
-    layout.meta_size = meta_end;
     layout.text_offset = align_up(meta_end, k_page);
+    layout.meta_size = spec.separate_code ? meta_end : layout.text_offset + spec.text_size;
     layout.text_size = spec.text_size;
     cursor = layout.text_offset + spec.text_size;
 
@@ -248,17 +281,26 @@ ElfImage build_elf_image(const ElfSpec& spec) {
     // on the trailing layout, which depends on how many entries there are.
     auto make_entries = [&] {
         std::vector<std::pair<uint64_t, uint64_t>> list;
-        for (const auto& name : spec.needed) list.emplace_back(k_dt_needed, strings.add(name));
-        if (!spec.soname.empty()) list.emplace_back(k_dt_soname, strings.add(spec.soname));
-        if (spec.rpath) list.emplace_back(k_dt_rpath, strings.add(*spec.rpath));
-        if (spec.runpath) list.emplace_back(k_dt_runpath, strings.add(*spec.runpath));
-        if (spec.sysv_hash) list.emplace_back(k_dt_hash, base + layout.hash_offset);
-        if (spec.gnu_hash) list.emplace_back(k_dt_gnu_hash, base + layout.gnu_hash_offset);
+        for (const auto& name : spec.needed)
+            list.emplace_back(k_dt_needed, strings.add(name));
+        if (!spec.soname.empty())
+            list.emplace_back(k_dt_soname, strings.add(spec.soname));
+        if (spec.rpath)
+            list.emplace_back(k_dt_rpath, strings.add(*spec.rpath));
+        if (spec.runpath)
+            list.emplace_back(k_dt_runpath, strings.add(*spec.runpath));
+        if (spec.sysv_hash)
+            list.emplace_back(k_dt_hash, base + layout.hash_offset);
+        if (spec.gnu_hash)
+            list.emplace_back(k_dt_gnu_hash, base + layout.gnu_hash_offset);
         list.emplace_back(k_dt_strtab, base + layout.dynstr_offset);
-        if (has_symbols) list.emplace_back(k_dt_symtab, base + layout.dynsym_offset);
+        if (has_symbols)
+            list.emplace_back(k_dt_symtab, base + layout.dynsym_offset);
         list.emplace_back(k_dt_strsz, strings.data.size());
-        if (has_symbols) list.emplace_back(k_dt_syment, layout.sym_entry_size);
-        if (layout.versym_offset != 0) list.emplace_back(k_dt_versym, base + layout.versym_offset);
+        if (has_symbols)
+            list.emplace_back(k_dt_syment, layout.sym_entry_size);
+        if (layout.versym_offset != 0)
+            list.emplace_back(k_dt_versym, base + layout.versym_offset);
         if (!spec.version_needs.empty()) {
             list.emplace_back(k_dt_verneed, base + layout.verneed_entries.front());
             list.emplace_back(k_dt_verneednum, spec.version_needs.size());
@@ -267,8 +309,10 @@ ElfImage build_elf_image(const ElfSpec& spec) {
             list.emplace_back(k_dt_verdef, base + layout.verdef_entries.front());
             list.emplace_back(k_dt_verdefnum, norm.defs.size());
         }
-        if (spec.flags != 0) list.emplace_back(k_dt_flags, spec.flags);
-        if (spec.flags_1 != 0) list.emplace_back(k_dt_flags_1, spec.flags_1);
+        if (spec.flags != 0)
+            list.emplace_back(k_dt_flags, spec.flags);
+        if (spec.flags_1 != 0)
+            list.emplace_back(k_dt_flags_1, spec.flags_1);
         list.emplace_back(k_dt_null, 0);
         return list;
     };
@@ -282,8 +326,10 @@ ElfImage build_elf_image(const ElfSpec& spec) {
         if (spec.trailing_metadata) {
             trailing_offset = align_up(cursor, k_page);
             cursor = trailing_offset;
-            if (spec.gnu_hash) layout.gnu_hash_offset = take(gnu_size);
-            if (spec.sysv_hash) layout.hash_offset = take(sysv_size);
+            if (spec.gnu_hash)
+                layout.gnu_hash_offset = take(gnu_size);
+            if (spec.sysv_hash)
+                layout.hash_offset = take(sysv_size);
             layout.dynstr_offset = take(strings.data.size());
         }
         layout.dynstr_size = strings.data.size();
@@ -300,7 +346,9 @@ ElfImage build_elf_image(const ElfSpec& spec) {
     out.resize(layout.file_size);
 
     // ELF header.
-    out.text(0, "\x7f" "ELF");
+    out.text(0,
+             "\x7f"
+             "ELF");
     out.u8(4, is64 ? 2 : 1);
     out.u8(5, spec.byte_order == ByteOrder::little ? 1 : 2);
     out.u8(6, 1);
@@ -328,7 +376,8 @@ ElfImage build_elf_image(const ElfSpec& spec) {
                 out.word(at, field);
             }
         } else {
-            uint64_t fields[] = {offset, base + offset, base + offset, size, size, flags, alignment};
+            uint64_t fields[] = {offset, base + offset, base + offset, size,
+                                 size,   flags,         alignment};
             for (uint64_t field : fields) {
                 at += 4;
                 out.word(at, field);
@@ -338,13 +387,16 @@ ElfImage build_elf_image(const ElfSpec& spec) {
     };
     if (spec.program_headers) {
         if (!spec.interpreter.empty()) {
-            layout.interp_phdr = segment(k_pt_interp, k_pf_r, layout.interp_offset,
-                                         spec.interpreter.size() + 1, 1);
+            layout.interp_phdr =
+                segment(k_pt_interp, k_pf_r, layout.interp_offset, spec.interpreter.size() + 1, 1);
             out.text(layout.interp_offset, spec.interpreter);
         }
-        layout.meta_phdr = segment(k_pt_load, k_pf_r, 0, meta_end, k_page);
-        layout.text_phdr =
-            segment(k_pt_load, k_pf_r | k_pf_x, layout.text_offset, spec.text_size, k_page);
+        layout.meta_phdr = segment(k_pt_load, spec.separate_code ? k_pf_r : k_pf_r | k_pf_x, 0,
+                                   layout.meta_size, k_page);
+        if (spec.separate_code) {
+            layout.text_phdr =
+                segment(k_pt_load, k_pf_r | k_pf_x, layout.text_offset, spec.text_size, k_page);
+        }
         if (dynamic) {
             uint64_t dynamic_size = entries.size() * layout.dynamic_entry_size;
             layout.data_phdr =
@@ -357,7 +409,8 @@ ElfImage build_elf_image(const ElfSpec& spec) {
                 segment(k_pt_dynamic, k_pf_r | k_pf_w, data_offset, dynamic_size, word);
         }
     }
-    if (!dynamic) return ElfImage(out.take(), std::move(layout), spec.elf_class, spec.byte_order);
+    if (!dynamic)
+        return ElfImage(out.take(), std::move(layout), spec.elf_class, spec.byte_order);
 
     out.text(layout.dynstr_offset, strings.data);
 
@@ -401,7 +454,8 @@ ElfImage build_elf_image(const ElfSpec& spec) {
             out.u32(aux + 4, j + 1 == names ? 0 : 8);
         }
     }
-    if (!has_symbols) return ElfImage(out.take(), std::move(layout), spec.elf_class, spec.byte_order);
+    if (!has_symbols)
+        return ElfImage(out.take(), std::move(layout), spec.elf_class, spec.byte_order);
 
     // Symbols, their versions and the hash tables over them.
     layout.symbol_names.emplace_back();
@@ -437,7 +491,8 @@ ElfImage build_elf_image(const ElfSpec& spec) {
             out.u32(at + 8 + (sysv_buckets + i) * 4, buckets[bucket]);
             buckets[bucket] = i;
         }
-        for (uint64_t b = 0; b < sysv_buckets; ++b) out.u32(at + 8 + b * 4, buckets[b]);
+        for (uint64_t b = 0; b < sysv_buckets; ++b)
+            out.u32(at + 8 + b * 4, buckets[b]);
     }
     if (spec.gnu_hash) {
         uint64_t at = layout.gnu_hash_offset;
@@ -452,10 +507,11 @@ ElfImage build_elf_image(const ElfSpec& spec) {
         for (uint64_t i = norm.symoffset; i < nsyms; ++i) {
             uint32_t hash = gnu_hash(layout.symbol_names[i]);
             uint64_t bucket = hash % buckets;
-            bool first = i == norm.symoffset ||
-                         gnu_hash(layout.symbol_names[i - 1]) % buckets != bucket;
+            bool first =
+                i == norm.symoffset || gnu_hash(layout.symbol_names[i - 1]) % buckets != bucket;
             bool last = i + 1 == nsyms || gnu_hash(layout.symbol_names[i + 1]) % buckets != bucket;
-            if (first) out.u32(bucket_at + bucket * 4, i);
+            if (first)
+                out.u32(bucket_at + bucket * 4, i);
             out.u32(chain_at + (i - norm.symoffset) * 4, last ? (hash | 1U) : (hash & ~1U));
         }
     }
@@ -464,13 +520,24 @@ ElfImage build_elf_image(const ElfSpec& spec) {
 
 std::vector<std::byte> build_elf(const ElfSpec& spec, ElfLayout* layout) {
     ElfImage image = build_elf_image(spec);
-    if (layout != nullptr) *layout = image.layout();
+    if (layout != nullptr)
+        *layout = image.layout();
     return std::move(image.bytes());
+}
+
+util::Result<size_t> MemoryStream::read(std::span<std::byte> out) {
+    size_t n = std::min({out.size(), m_chunk, m_bytes.size() - m_position});
+    if (n != 0) {
+        std::copy_n(m_bytes.begin() + static_cast<std::ptrdiff_t>(m_position), n, out.begin());
+    }
+    m_position += n;
+    return n;
 }
 
 std::vector<std::byte> read_host_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path);
+    if (!in)
+        throw std::runtime_error("cannot read " + path);
     std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<std::byte> bytes(chars.size());
     std::transform(chars.begin(), chars.end(), bytes.begin(), [](char c) { return std::byte(c); });
@@ -483,14 +550,16 @@ std::vector<std::byte> compile_c(const std::string& dir, const std::string& outp
     {
         std::ofstream out(base + ".c", std::ios::binary | std::ios::trunc);
         out << source;
-        if (!out) throw std::runtime_error("cannot write " + base + ".c");
+        if (!out)
+            throw std::runtime_error("cannot write " + base + ".c");
     }
     const std::string log = base + ".log";
     const std::string command =
         "gcc " + flags + " -o '" + base + "' '" + base + ".c' >'" + log + "' 2>&1";
     if (std::system(command.c_str()) != 0) {
         std::string message = "gcc failed: " + command + "\n";
-        for (std::byte b : read_host_file(log)) message.push_back(static_cast<char>(b));
+        for (std::byte b : read_host_file(log))
+            message.push_back(static_cast<char>(b));
         throw std::runtime_error(message);
     }
     return read_host_file(base);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "elf/elf_info.hpp"
+#include "util/byte_source.hpp"
 
 namespace rootlock::testing {
 
@@ -74,8 +75,8 @@ struct ElfSpec {
     uint16_t type = elf::k_type_dyn;
     uint8_t os_abi = 0;
 
-    std::string interpreter;  // PT_INTERP when not empty
-    bool dynamic = true;      // PT_DYNAMIC and everything it points at
+    std::string interpreter;      // PT_INTERP when not empty
+    bool dynamic = true;          // PT_DYNAMIC and everything it points at
     bool program_headers = true;  // false: no program headers at all (an ET_REL-like object)
     std::string soname;
     std::vector<std::string> needed;
@@ -92,6 +93,9 @@ struct ElfSpec {
 
     uint64_t base_address = 0;  // vaddr = base_address + file offset
     uint64_t text_size = 16;    // bytes of zeros in the executable segment
+    // false: one R+X PT_LOAD holds the headers, the metadata and the text, as with
+    // -z noseparate-code (then meta_size covers the text too, and text_phdr is 0).
+    bool separate_code = true;
     // Puts the hash tables and .dynstr in an extra PT_LOAD after the dynamic segment, the way
     // patchelf places the sections it rewrites (the GNU hash table first, then the strings).
     bool trailing_metadata = false;
@@ -106,7 +110,7 @@ struct ElfLayout {
     uint64_t interp_phdr = 0;  // file offsets of program headers (0 when absent)
     uint64_t meta_phdr = 0;    // the first, read-only PT_LOAD
     uint64_t text_phdr = 0;
-    uint64_t data_phdr = 0;    // the PT_LOAD holding the dynamic section
+    uint64_t data_phdr = 0;  // the PT_LOAD holding the dynamic section
     uint64_t trailing_phdr = 0;
     uint64_t dynamic_phdr = 0;
 
@@ -145,7 +149,7 @@ struct ElfLayout {
 
 // A built object plus hooks to corrupt it after layout, in its own byte order.
 class ElfImage {
-public:
+  public:
     ElfImage(std::vector<std::byte> bytes, ElfLayout layout, elf::ElfClass elf_class,
              elf::ByteOrder byte_order);
 
@@ -153,6 +157,8 @@ public:
     const std::vector<std::byte>& bytes() const { return m_bytes; }
     const ElfLayout& layout() const { return m_layout; }
 
+    // Writes the low `width` bytes (1, 2, 4 or 8) of `value` at `offset`.
+    void patch(uint64_t offset, uint64_t value, size_t width);
     void patch_u8(uint64_t offset, uint64_t value);
     void patch_u16(uint64_t offset, uint64_t value);
     void patch_u32(uint64_t offset, uint64_t value);
@@ -163,9 +169,7 @@ public:
     void patch_dynamic(uint64_t tag, uint64_t value);
     void truncate(uint64_t size);
 
-private:
-    void patch(uint64_t offset, uint64_t value, size_t width);
-
+  private:
     std::vector<std::byte> m_bytes;
     ElfLayout m_layout;
     elf::ElfClass m_class;
@@ -174,6 +178,20 @@ private:
 
 ElfImage build_elf_image(const ElfSpec& spec);
 std::vector<std::byte> build_elf(const ElfSpec& spec, ElfLayout* layout = nullptr);
+
+// A forward-only stream over bytes the caller keeps alive, in reads of at most `chunk` bytes
+// (odd sizes split every structure across reads, as archive readers do).
+class MemoryStream final : public util::ByteStream {
+  public:
+    explicit MemoryStream(const std::vector<std::byte>& bytes, size_t chunk = 4093)
+        : m_bytes(bytes), m_chunk(chunk) {}
+    util::Result<size_t> read(std::span<std::byte> out) override;
+
+  private:
+    const std::vector<std::byte>& m_bytes;
+    size_t m_chunk;
+    size_t m_position = 0;
+};
 
 // Objects from the host toolchain, for tests that need real linker output: writes `source` to
 // `dir`/`output`.c, runs `gcc <flags> -o dir/output dir/output.c`, and returns the output's bytes.

@@ -1,0 +1,57 @@
+# rootlock's front door. It holds no build logic: cmake builds, ctest tests, scripts do the rest.
+# `make demo` and `make test` work on a fresh Debian 12 machine; both install what they need.
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
+	libarchive-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev doctest-dev \
+	nlohmann-json3-dev libcli11-dev libfmt-dev libzstd-dev \
+	python3 python3-dev python3-venv mmdebstrap lxc pax-utils libtree hyperfine zstd time
+
+.PHONY: all build deps test unit-asan format format-check demo bench clean
+
+all: build
+
+# Installs only what is missing, so a second run touches neither the network nor apt's lock.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+		| grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+		$$SUDO apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The unit tests once more under AddressSanitizer and UndefinedBehaviorSanitizer.
+unit-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DROOTLOCK_SANITIZE=ON -DROOTLOCK_BUILD_CLI=OFF \
+		-DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target rootlock_unit
+	$(ASAN_BUILD)/rootlock_unit
+
+format-check:
+	@files=$$(git ls-files '*.cpp' '*.hpp'); clang-format --dry-run --Werror $$files && \
+		echo "clang-format: $$(echo $$files | wc -w) files clean"
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+test: build format-check unit-asan
+	cd $(BUILD) && ctest --output-on-failure -j 2
+
+demo: build
+	python3 tests/fixtures/demo.py $(BUILD)/rootlock
+
+bench: build
+	python3 tests/bench/bench_check.py $(BUILD)/rootlock
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
