@@ -2,6 +2,7 @@
 #include "check/problem.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace rootlock::check {
 
@@ -17,11 +18,26 @@ nlohmann::ordered_json to_json(const Problem& problem) {
     return out;
 }
 
+namespace {
+// Reports lead with what stops a program from starting, then what is broken on disk, then
+// hazards; kinds not listed sort after these, by name.
+char kind_rank(const std::string& kind) {
+    static const char* const k_order[] = {"missing-soname", "missing-version", "bad-object",
+                                          "cuda-major-mix", "missing-record-file",
+                                          "broken-environment", "unsafe-path", "shared-path"};
+    for (size_t i = 0; i < std::size(k_order); ++i) {
+        if (kind == k_order[i]) return static_cast<char>('a' + i);
+    }
+    return 'z';
+}
+}  // namespace
+
 void sort_problems(std::vector<Problem>& problems) {
     std::vector<std::pair<std::string, Problem>> keyed;
     keyed.reserve(problems.size());
     for (auto& problem : problems) {
-        std::string key = problem.kind + '\n' + problem.fields.dump();
+        std::string key = std::string(1, kind_rank(problem.kind)) + problem.kind + '\n' +
+                          (problem.severity == Severity::error ? "0" : "1") + problem.fields.dump();
         keyed.emplace_back(std::move(key), std::move(problem));
     }
     std::sort(keyed.begin(), keyed.end(),

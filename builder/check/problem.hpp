@@ -23,8 +23,8 @@ std::string_view severity_name(Severity severity);
 // The whole problem as the JSON contract spells it: kind, severity, then the fields.
 nlohmann::ordered_json to_json(const Problem& problem);
 
-// Sorts problems by kind, then by their serialised fields, so output never depends on the order
-// objects were visited in.
+// Sorts problems by kind (what stops a program first, hazards last), errors before warnings,
+// then by their serialised fields, so output never depends on the order objects were visited.
 void sort_problems(std::vector<Problem>& problems);
 
 }  // namespace rootlock::check

@@ -1,6 +1,10 @@
 // Python environment checks for the closure checker; see python_checks.hpp.
 #include "check/python_checks.hpp"
 
+#include <algorithm>
+#include <map>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "python/integrity.hpp"
@@ -24,7 +28,21 @@ void add_environment_problems(const fs::FileTree& tree, const EnvironmentSet& en
                               std::vector<Problem>& problems) {
     for (const auto& environment : environments.environments) {
         for (const auto& missing : python::find_missing_files(tree, environment)) {
-            Problem problem{"missing-record-file", Severity::error, {}};
+            // Losing only empty files (the nvidia/__init__.py every cu12 wheel ships and any
+            // of their uninstalls deletes) leaves a working namespace package: a warning.
+            std::map<std::string, std::optional<uint64_t>> sizes;
+            if (const auto* dist = python::find_distribution(environment, missing.dist)) {
+                for (size_t i = 0; i < dist->installed_paths.size(); ++i) {
+                    sizes[dist->installed_paths[i]] = dist->record[i].size;
+                }
+            }
+            bool only_empty = std::all_of(missing.paths.begin(), missing.paths.end(),
+                                          [&](const std::string& path) {
+                                              auto it = sizes.find(path);
+                                              return it != sizes.end() && it->second == 0U;
+                                          });
+            Problem problem{"missing-record-file", only_empty ? Severity::warning : Severity::error,
+                            {}};
             problem.fields["dist"] = missing.dist;
             problem.fields["version"] = missing.version;
             problem.fields["paths"] = missing.paths;

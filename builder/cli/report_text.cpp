@@ -88,17 +88,20 @@ std::string render_report(const check::CheckReport& report, const std::string& r
         out += fmt::format("as if uninstalled: {} hidden\n",
                            plural(report.without_hidden.size(), "path", "paths"));
     }
-    std::map<std::string, std::vector<const check::Problem*>> groups;
-    std::vector<std::string> order;
+    // Groups in report order (problems are sorted by kind, errors first within a kind).
+    std::map<std::pair<std::string, bool>, std::vector<const check::Problem*>> groups;
+    std::vector<std::pair<std::string, bool>> order;
     for (const auto& problem : report.problems) {
-        if (groups.find(problem.kind) == groups.end()) order.push_back(problem.kind);
-        groups[problem.kind].push_back(&problem);
+        std::pair<std::string, bool> key{problem.kind, problem.severity == check::Severity::error};
+        if (groups.find(key) == groups.end()) order.push_back(key);
+        groups[key].push_back(&problem);
     }
     size_t errors = 0;
     size_t warnings = 0;
-    for (const auto& kind : order) {
-        const auto& list = groups[kind];
-        bool error = list.front()->severity == check::Severity::error;
+    for (const auto& key : order) {
+        const auto& list = groups[key];
+        const std::string& kind = key.first;
+        bool error = key.second;
         (error ? errors : warnings) += list.size();
         std::string head = fmt::format("{} {}", list.size(), group_title(kind));
         out += fmt::format("\n{} {}\n", error ? style.red("error:") : style.yellow("warning:"), head);
