@@ -21,6 +21,10 @@ struct WhyOptions {
     std::string subject;
 };
 
+std::string count(size_t n, const std::string& noun) {
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 // Problems present in `after` but not in `before`.
 std::vector<check::Problem> new_problems(const check::CheckReport& before,
                                          const check::CheckReport& after) {
@@ -33,17 +37,25 @@ std::vector<check::Problem> new_problems(const check::CheckReport& before,
     return out;
 }
 
-void print_breakage(const std::vector<check::Problem>& broken, const Style& style) {
+void print_breakage(const std::vector<check::Problem>& all, const Style& style) {
+    // Warnings (an empty namespace __init__.py going with its last owner) are not breakage.
+    std::vector<check::Problem> broken;
+    for (const auto& problem : all) {
+        if (problem.severity == check::Severity::error) broken.push_back(problem);
+    }
     if (broken.empty()) {
         fmt::print("\nwithout it: nothing else breaks\n");
         return;
     }
-    fmt::print("\nwithout it, {} new problems:\n", broken.size());
+    fmt::print("\nwithout it, {}:\n", count(broken.size(), "new problem"));
     for (const auto& problem : broken) {
         const auto& f = problem.fields;
         if (problem.kind == "missing-soname") {
-            fmt::print("  {} {} (needed by {} objects)\n", style.red("missing"),
-                       f["soname"].get<std::string>(), f["needed_by"].size());
+            fmt::print("  {} {} (needed by {})\n", style.red("missing"),
+                       f["soname"].get<std::string>(), count(f["needed_by"].size(), "object"));
+        } else if (problem.kind == "missing-record-file") {
+            fmt::print("  {} {} left without {} of its RECORD\n", style.red("broken"),
+                       f["dist"].get<std::string>(), count(f["paths"].size(), "file"));
         } else {
             fmt::print("  {} {}\n", style.red(problem.kind), f.dump());
         }
@@ -77,13 +89,13 @@ int run_why(const WhyOptions& options) {
 
     if (!providers.empty() || !needers.empty()) {
         fmt::print("{}\n", style.bold(subject));
-        fmt::print("\nneeded by {} objects:\n", needers.size());
+        fmt::print("\nneeded by {}:\n", count(needers.size(), "object"));
         for (const auto& n : needers) fmt::print("  {}\n", n);
-        fmt::print("\nprovided by {} files:\n", providers.size());
+        fmt::print("\nprovided by {}:\n", count(providers.size(), "file"));
         for (const auto& p : providers) fmt::print("  {}\n", p);
         fmt::print("\nwhich copy the loader picks:\n");
         for (const auto& [how, who] : picked) {
-            fmt::print("  {} for {} objects\n", how, who.size());
+            fmt::print("  {} for {}\n", how, count(who.size(), "object"));
         }
         fs::HidingTree hidden(*tree.value(), providers);
         auto after = check::run_check(hidden, check_options);
@@ -111,7 +123,7 @@ int run_why(const WhyOptions& options) {
             if (std::find(files.begin(), files.end(), path) != files.end()) sonames.insert(soname);
         }
     }
-    fmt::print("\nprovides {} sonames:\n", sonames.size());
+    fmt::print("\nprovides {}:\n", count(sonames.size(), "soname"));
     for (const auto& soname : sonames) {
         size_t users = 0;
         for (const auto& edge : baseline->edges) users += edge.name == soname ? 1U : 0U;

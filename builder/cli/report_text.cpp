@@ -1,6 +1,7 @@
 // render_report(); see report_text.hpp.
 #include "cli/report_text.hpp"
 
+#include <cstring>
 #include <map>
 
 #include <fmt/format.h>
@@ -31,8 +32,9 @@ void list_paths(std::string& out, const char* label, const nlohmann::ordered_jso
             out += fmt::format("      ... and {} more\n", paths.size() - limit);
             break;
         }
-        out += fmt::format("    {} {}\n", shown == 0 ? label : std::string(std::string_view(label).size(), ' ').c_str(),
-                           path.get<std::string>());
+        std::string prefix = shown == 0 ? std::string(label) : std::string(std::strlen(label), ' ');
+        if (!prefix.empty()) prefix += ' ';
+        out += fmt::format("    {}{}\n", prefix, path.get<std::string>());
         ++shown;
     }
 }
@@ -77,6 +79,23 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         out += fmt::format("  {}\n", f.dump());
     }
 }
+// Shared paths come in families (every cuDNN library is claimed by the cu12 and the cu13
+// dist): one block per set of claimants reads better than one per path.
+void render_shared_paths(std::string& out, const std::vector<const check::Problem*>& list,
+                         const Style& style) {
+    std::map<std::string, nlohmann::ordered_json> by_claimants;
+    for (const auto* problem : list) {
+        std::string dists;
+        for (const auto& d : problem->fields["dists"]) {
+            dists += (dists.empty() ? "" : " and ") + d.get<std::string>();
+        }
+        by_claimants[dists].push_back(problem->fields["path"]);
+    }
+    for (const auto& [dists, paths] : by_claimants) {
+        out += fmt::format("  claimed by {}:\n", style.bold(dists));
+        list_paths(out, "", paths, 4);
+    }
+}
 }  // namespace
 
 std::string render_report(const check::CheckReport& report, const std::string& root,
@@ -105,6 +124,10 @@ std::string render_report(const check::CheckReport& report, const std::string& r
         (error ? errors : warnings) += list.size();
         std::string head = fmt::format("{} {}", list.size(), group_title(kind));
         out += fmt::format("\n{} {}\n", error ? style.red("error:") : style.yellow("warning:"), head);
+        if (kind == "shared-path") {
+            render_shared_paths(out, list, style);
+            continue;
+        }
         for (const auto* problem : list) render_problem(out, *problem, style);
     }
     if (!report.notes.empty()) {
