@@ -47,7 +47,9 @@ int run_check_command(const CheckCliOptions& options) {
 
     for (const auto& [path, problem] : tree_issues(*tree.value())) {
         check::Problem issue{"unsafe-path", check::Severity::error, {}};
-        issue.fields["path"] = path;
+        // Paths inside the root are absolute; an entry that never made it in keeps its name.
+        bool climbs = path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos;
+        issue.fields["path"] = path.empty() || path[0] == '/' || climbs ? path : "/" + path;
         issue.fields["problem"] = problem;
         report->problems.push_back(std::move(issue));
         report->ok = false;

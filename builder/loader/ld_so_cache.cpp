@@ -34,11 +34,13 @@ constexpr uint8_t k_endian_invalid = 1;
 constexpr uint8_t k_endian_little = 2;
 constexpr uint8_t k_endian_big = 3;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 // Bounds-checked little-endian reads over the whole file; callers check ranges first.
 class Bytes {
-public:
+  public:
     Bytes(std::span<const std::byte> bytes, const std::string& name)
         : m_bytes(bytes), m_name(name) {}
 
@@ -49,7 +51,8 @@ public:
     uint8_t u8(uint64_t offset) const { return std::to_integer<uint8_t>(m_bytes[offset]); }
     uint32_t u32(uint64_t offset) const {
         uint32_t value = 0;
-        for (uint64_t i = 0; i < 4; ++i) value |= uint32_t{u8(offset + i)} << (8 * i);
+        for (uint64_t i = 0; i < 4; ++i)
+            value |= uint32_t{u8(offset + i)} << (8 * i);
         return value;
     }
     uint64_t u64(uint64_t offset) const {
@@ -64,21 +67,26 @@ public:
     util::Error error(uint64_t offset, std::string message) const {
         return util::make_error(util::at_offset(m_name, offset), std::move(message));
     }
-    std::string end_text() const { return fmt::format("the end of the file (0x{:x} bytes)", size()); }
+    std::string end_text() const {
+        return fmt::format("the end of the file (0x{:x} bytes)", size());
+    }
 
     // The NUL-terminated string at `offset`; `what` names it in errors, which are located at
     // `field` (where the offset was read) or at the string itself when it is unterminated.
-    util::Result<std::string> c_string(uint64_t offset, uint64_t field, std::string_view what) const {
+    util::Result<std::string> c_string(uint64_t offset, uint64_t field,
+                                       std::string_view what) const {
         if (offset >= size()) {
-            return error(field, fmt::format("{} offset 0x{:x} is past {}", what, offset, end_text()));
+            return error(field,
+                         fmt::format("{} offset 0x{:x} is past {}", what, offset, end_text()));
         }
         const void* start = m_bytes.data() + offset;
         const void* nul = std::memchr(start, 0, size() - offset);
-        if (nul == nullptr) return error(offset, fmt::format("{} is not NUL-terminated", what));
+        if (nul == nullptr)
+            return error(offset, fmt::format("{} is not NUL-terminated", what));
         return std::string(static_cast<const char*>(start));
     }
 
-private:
+  private:
     std::span<const std::byte> m_bytes;
     const std::string& m_name;
 };
@@ -107,7 +115,8 @@ struct Extensions {
 util::Result<Extensions> read_extensions(const Bytes& bytes, uint64_t offset_field,
                                          uint32_t offset) {
     Extensions result;
-    if (offset == 0) return result;  // no extensions: not a format error
+    if (offset == 0)
+        return result;  // no extensions: not a format error
     if (offset % 4 != 0) {
         return bytes.error(offset_field,
                            fmt::format("extension offset 0x{:x} is not a multiple of 4", offset));
@@ -121,8 +130,8 @@ util::Result<Extensions> read_extensions(const Bytes& bytes, uint64_t offset_fie
     }
     uint32_t count = bytes.u32(offset + 4);
     if (!bytes.fits(offset + 8, uint64_t{count} * 16)) {
-        return bytes.error(offset + 4, fmt::format("{} extension sections run past {}", count,
-                                                   bytes.end_text()));
+        return bytes.error(
+            offset + 4, fmt::format("{} extension sections run past {}", count, bytes.end_text()));
     }
     for (uint32_t i = 0; i < count; ++i) {
         uint64_t at = offset + 8 + uint64_t{i} * 16;
@@ -147,7 +156,8 @@ util::Result<Extensions> read_extensions(const Bytes& bytes, uint64_t offset_fie
                 uint64_t field = data + uint64_t{k} * 4;
                 auto name =
                     bytes.c_string(bytes.u32(field), field, fmt::format("glibc-hwcaps name {}", k));
-                if (!name.ok()) return name.error();
+                if (!name.ok())
+                    return name.error();
                 result.hwcaps.push_back(std::move(name).value());
             }
         }
@@ -165,15 +175,17 @@ util::Result<LdSoCache> parse_new(const Bytes& bytes, uint64_t base) {
     uint32_t nlibs = bytes.u32(base + 20);
     uint32_t len_strings = bytes.u32(base + 24);
     uint8_t endian = bytes.u8(base + 28) & k_endian_mask;
-    if (endian == k_endian_invalid) return bytes.error(base + 28, "cache flags mark the file invalid");
+    if (endian == k_endian_invalid)
+        return bytes.error(base + 28, "cache flags mark the file invalid");
     if (endian == k_endian_big) {
         return bytes.error(base + 28, "big-endian cache; only little-endian caches are read");
     }
     uint64_t table = base + k_new_header_size;
     uint64_t table_size = uint64_t{nlibs} * k_new_entry_size;
     if (!bytes.fits(table, table_size)) {
-        return bytes.error(base + 20, fmt::format("{} entries need 0x{:x} bytes from 0x{:x}, past {}",
-                                                  nlibs, table_size, table, bytes.end_text()));
+        return bytes.error(base + 20,
+                           fmt::format("{} entries need 0x{:x} bytes from 0x{:x}, past {}", nlibs,
+                                       table_size, table, bytes.end_text()));
     }
     if (!bytes.fits(table + table_size, len_strings)) {
         return bytes.error(base + 24,
@@ -181,7 +193,8 @@ util::Result<LdSoCache> parse_new(const Bytes& bytes, uint64_t base) {
                                        len_strings, table + table_size, bytes.end_text()));
     }
     auto extensions = read_extensions(bytes, base + 32, bytes.u32(base + 32));
-    if (!extensions.ok()) return extensions.error();
+    if (!extensions.ok())
+        return extensions.error();
 
     LdSoCache cache;
     cache.generator = std::move(extensions->generator);
@@ -192,12 +205,14 @@ util::Result<LdSoCache> parse_new(const Bytes& bytes, uint64_t base) {
         entry.flags = static_cast<int32_t>(bytes.u32(at));
         entry.hwcap = bytes.u64(at + 16);
         // Key and value count from the new header, which is the file's start in the new format.
-        auto soname = bytes.c_string(base + bytes.u32(at + 4), at + 4,
-                                     fmt::format("entry {}: soname", i));
-        if (!soname.ok()) return soname.error();
+        auto soname =
+            bytes.c_string(base + bytes.u32(at + 4), at + 4, fmt::format("entry {}: soname", i));
+        if (!soname.ok())
+            return soname.error();
         auto path =
             bytes.c_string(base + bytes.u32(at + 8), at + 8, fmt::format("entry {}: path", i));
-        if (!path.ok()) return path.error();
+        if (!path.ok())
+            return path.error();
         entry.soname = std::move(soname).value();
         entry.path = std::move(path).value();
         if (is_hwcaps_extension(entry.hwcap)) {
@@ -218,8 +233,9 @@ util::Result<LdSoCache> parse_new(const Bytes& bytes, uint64_t base) {
 // The old libc5-era format; a new-format cache may hide behind it, aligned after its entries.
 util::Result<LdSoCache> parse_old(const Bytes& bytes) {
     if (!bytes.fits(0, k_old_header_size)) {
-        return bytes.error(0, fmt::format("old-format header truncated: needs {} bytes, file has {}",
-                                          k_old_header_size, bytes.size()));
+        return bytes.error(0,
+                           fmt::format("old-format header truncated: needs {} bytes, file has {}",
+                                       k_old_header_size, bytes.size()));
     }
     uint32_t nlibs = bytes.u32(12);
     uint64_t strings = k_old_header_size + uint64_t{nlibs} * k_old_entry_size;
@@ -237,12 +253,14 @@ util::Result<LdSoCache> parse_old(const Bytes& bytes) {
         uint64_t at = k_old_header_size + uint64_t{i} * k_old_entry_size;
         CacheEntry entry;
         entry.flags = static_cast<int32_t>(bytes.u32(at));
-        auto soname = bytes.c_string(strings + bytes.u32(at + 4), at + 4,
-                                     fmt::format("entry {}: soname", i));
-        if (!soname.ok()) return soname.error();
+        auto soname =
+            bytes.c_string(strings + bytes.u32(at + 4), at + 4, fmt::format("entry {}: soname", i));
+        if (!soname.ok())
+            return soname.error();
         auto path =
             bytes.c_string(strings + bytes.u32(at + 8), at + 8, fmt::format("entry {}: path", i));
-        if (!path.ok()) return path.error();
+        if (!path.ok())
+            return path.error();
         entry.soname = std::move(soname).value();
         entry.path = std::move(path).value();
         cache.entries.push_back(std::move(entry));
@@ -260,7 +278,8 @@ struct StringTable {
 StringTable build_string_table(const std::set<std::string>& strings) {
     std::vector<std::string> order;
     order.reserve(strings.size());
-    for (const auto& s : strings) order.emplace_back(s.rbegin(), s.rend());
+    for (const auto& s : strings)
+        order.emplace_back(s.rbegin(), s.rend());
     std::sort(order.begin(), order.end(), std::greater<>());  // unsigned bytes, like memcmp
     StringTable table;
     uint64_t previous_offset = 0;
@@ -269,9 +288,9 @@ StringTable build_string_table(const std::set<std::string>& strings) {
         std::string current(order[j].rbegin(), order[j].rend());
         uint64_t offset = 0;
         if (j > 0) {
-            bool merged = previous.size() >= current.size() &&
-                          previous.compare(previous.size() - current.size(), current.size(),
-                                           current) == 0;
+            bool merged =
+                previous.size() >= current.size() &&
+                previous.compare(previous.size() - current.size(), current.size(), current) == 0;
             offset = merged ? previous_offset + previous.size() - current.size()
                             : previous_offset + previous.size() + 1;
         }
@@ -287,7 +306,8 @@ StringTable build_string_table(const std::set<std::string>& strings) {
 }
 
 void put_u32(std::vector<std::byte>& out, uint32_t value) {
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::byte>((value >> (8 * i)) & 0xff));
+    for (int i = 0; i < 4; ++i)
+        out.push_back(static_cast<std::byte>((value >> (8 * i)) & 0xff));
 }
 
 void put_u64(std::vector<std::byte>& out, uint64_t value) {
@@ -296,7 +316,8 @@ void put_u64(std::vector<std::byte>& out, uint64_t value) {
 }
 
 void put_text(std::vector<std::byte>& out, std::string_view text) {
-    for (char c : text) out.push_back(static_cast<std::byte>(c));
+    for (char c : text)
+        out.push_back(static_cast<std::byte>(c));
 }
 
 // The libcmp equivalence class of a soname: digit runs without their leading zeros.
@@ -309,8 +330,10 @@ std::string lookup_key(std::string_view soname) {
             continue;
         }
         size_t end = i;
-        while (end < soname.size() && is_digit(soname[end])) ++end;
-        while (i + 1 < end && soname[i] == '0') ++i;
+        while (end < soname.size() && is_digit(soname[end]))
+            ++end;
+        while (i + 1 < end && soname[i] == '0')
+            ++i;
         key.append(soname.substr(i, end - i));
         i = end;
     }
@@ -326,16 +349,18 @@ bool is_hwcaps_extension(uint64_t hwcap) {
 util::Result<LdSoCache> parse_ld_so_cache(std::span<const std::byte> bytes,
                                           const std::string& name) {
     Bytes data(bytes, name);
-    if (data.size() == 0) return data.error(0, "empty file");
-    if (data.starts_with(k_old_magic)) return parse_old(data);
+    if (data.size() == 0)
+        return data.error(0, "empty file");
+    if (data.starts_with(k_old_magic))
+        return parse_old(data);
     if (data.starts_with(k_new_magic)) {
         if (!data.fits(0, k_new_magic.size() + k_new_version.size())) {
             return data.error(0, "truncated magic");
         }
         if (auto version = data.text(k_new_magic.size(), k_new_version.size());
             version != k_new_version) {
-            return data.error(k_new_magic.size(), fmt::format("unsupported cache version \"{}\"",
-                                                              printable(version)));
+            return data.error(k_new_magic.size(),
+                              fmt::format("unsupported cache version \"{}\"", printable(version)));
         }
         return parse_new(data, 0);
     }
@@ -354,17 +379,24 @@ int cache_libcmp(std::string_view left, std::string_view right) {
         char a = left[i];
         char b = at(right, j);
         if (is_digit(a)) {
-            if (!is_digit(b)) return 1;
+            if (!is_digit(b))
+                return 1;
             size_t i_end = i;
             size_t j_end = j;
-            while (i_end < left.size() && is_digit(left[i_end])) ++i_end;
-            while (j_end < right.size() && is_digit(right[j_end])) ++j_end;
-            while (i + 1 < i_end && left[i] == '0') ++i;
-            while (j + 1 < j_end && right[j] == '0') ++j;
+            while (i_end < left.size() && is_digit(left[i_end]))
+                ++i_end;
+            while (j_end < right.size() && is_digit(right[j_end]))
+                ++j_end;
+            while (i + 1 < i_end && left[i] == '0')
+                ++i;
+            while (j + 1 < j_end && right[j] == '0')
+                ++j;
             std::string_view x = left.substr(i, i_end - i);
             std::string_view y = right.substr(j, j_end - j);
-            if (x.size() != y.size()) return x.size() < y.size() ? -1 : 1;
-            if (int c = x.compare(y); c != 0) return c < 0 ? -1 : 1;
+            if (x.size() != y.size())
+                return x.size() < y.size() ? -1 : 1;
+            if (int c = x.compare(y); c != 0)
+                return c < 0 ? -1 : 1;
             i = i_end;
             j = j_end;
         } else if (is_digit(b)) {
@@ -380,15 +412,20 @@ int cache_libcmp(std::string_view left, std::string_view right) {
 }
 
 bool cache_entry_before(const CacheEntry& left, const CacheEntry& right) {
-    if (int c = cache_libcmp(left.soname, right.soname); c != 0) return c > 0;
-    if (left.flags != right.flags) return left.flags > right.flags;
+    if (int c = cache_libcmp(left.soname, right.soname); c != 0)
+        return c > 0;
+    if (left.flags != right.flags)
+        return left.flags > right.flags;
     bool left_named = !left.hwcaps_subdir.empty();
     bool right_named = !right.hwcaps_subdir.empty();
-    if (left_named != right_named) return left_named;
-    if (left_named) return left.hwcaps_subdir < right.hwcaps_subdir;
+    if (left_named != right_named)
+        return left_named;
+    if (left_named)
+        return left.hwcaps_subdir < right.hwcaps_subdir;
     int left_bits = std::popcount(left.hwcap);
     int right_bits = std::popcount(right.hwcap);
-    if (left_bits != right_bits) return left_bits > right_bits;
+    if (left_bits != right_bits)
+        return left_bits > right_bits;
     return left.hwcap > right.hwcap;
 }
 
@@ -399,11 +436,14 @@ void sort_cache_entries(std::vector<CacheEntry>& entries) {
 void assign_hwcaps_indices(std::vector<CacheEntry>& entries) {
     std::set<std::string> names;
     for (const auto& entry : entries) {
-        if (!entry.hwcaps_subdir.empty()) names.insert(entry.hwcaps_subdir);
+        if (!entry.hwcaps_subdir.empty())
+            names.insert(entry.hwcaps_subdir);
     }
     for (auto& entry : entries) {
-        if (entry.hwcaps_subdir.empty()) continue;
-        auto index = static_cast<uint64_t>(std::distance(names.begin(), names.find(entry.hwcaps_subdir)));
+        if (entry.hwcaps_subdir.empty())
+            continue;
+        auto index =
+            static_cast<uint64_t>(std::distance(names.begin(), names.find(entry.hwcaps_subdir)));
         uint64_t isa_level = (entry.hwcap >> 32) & k_hwcap_isa_level_mask;
         entry.hwcap = k_hwcap_extension | (isa_level << 32) | index;
     }
@@ -455,7 +495,8 @@ std::vector<std::byte> write_ld_so_cache(const std::vector<CacheEntry>& input,
     // after room for every known section, less the hwcaps one when it is absent).
     auto hwcaps_count = static_cast<uint32_t>(hwcaps.size());
     uint32_t hwcaps_offset = extension_offset + k_extension_directory_size;
-    uint32_t generator_offset = hwcaps_count == 0 ? hwcaps_offset - 16 : hwcaps_offset + 4 * hwcaps_count;
+    uint32_t generator_offset =
+        hwcaps_count == 0 ? hwcaps_offset - 16 : hwcaps_offset + 4 * hwcaps_count;
     put_u32(out, k_extension_magic);
     put_u32(out, hwcaps_count == 0 ? 1 : 2);
     put_u32(out, k_tag_generator);
@@ -467,7 +508,8 @@ std::vector<std::byte> write_ld_so_cache(const std::vector<CacheEntry>& input,
         put_u32(out, 0);
         put_u32(out, hwcaps_offset);
         put_u32(out, 4 * hwcaps_count);
-        for (const auto& name : hwcaps) put_u32(out, string_base + table.offsets.at(name));
+        for (const auto& name : hwcaps)
+            put_u32(out, string_base + table.offsets.at(name));
     }
     put_text(out, options.generator);
     return out;
@@ -486,41 +528,50 @@ const std::vector<size_t>* CacheIndex::candidates(std::string_view soname) const
 }
 
 bool CacheIndex::flags_accepted(int32_t flags) const {
-    if (flags == m_target.required_flags) return true;
+    if (flags == m_target.required_flags)
+        return true;
     return m_target.required_flags == k_cache_flag_elf_libc6 && flags == k_cache_flag_elf;
 }
 
 const CacheEntry* CacheIndex::lookup(std::string_view soname) const {
     const auto* indices = candidates(soname);
-    if (indices == nullptr) return nullptr;
-    const uint64_t exclude =
-        ~(m_target.legacy_hwcap | m_target.legacy_platform_mask | k_hwcap_tls);
+    if (indices == nullptr)
+        return nullptr;
+    const uint64_t exclude = ~(m_target.legacy_hwcap | m_target.legacy_platform_mask | k_hwcap_tls);
     const CacheEntry* best = nullptr;
     size_t best_priority = 0;
     // search_cache's walk over the run of equal keys, in cache order.
     for (size_t index : *indices) {
         const CacheEntry& entry = m_cache.entries[index];
-        if (!flags_accepted(entry.flags)) continue;
+        if (!flags_accepted(entry.flags))
+            continue;
         bool named = is_hwcaps_extension(entry.hwcap);
         if (named) {
             uint64_t level = (entry.hwcap >> 32) & k_hwcap_isa_level_mask;
-            if (level >= 32 || ((m_target.isa_levels >> level) & 1U) == 0) continue;
+            if (level >= 32 || ((m_target.isa_levels >> level) & 1U) == 0)
+                continue;
         }
         // glibc-hwcaps entries come first; once they are exhausted, a match found stands.
-        if (!named && best != nullptr) break;
-        if (!named && (entry.hwcap & exclude) != 0) continue;
+        if (!named && best != nullptr)
+            break;
+        if (!named && (entry.hwcap & exclude) != 0)
+            continue;
         uint64_t platform = entry.hwcap & m_target.legacy_platform_mask;
-        if (platform != 0 && platform != m_target.legacy_platform) continue;
+        if (platform != 0 && platform != m_target.legacy_platform)
+            continue;
         if (named) {
             const auto& supported = m_target.hwcaps_supported;
             auto found = std::find(supported.begin(), supported.end(), entry.hwcaps_subdir);
-            if (found == supported.end()) continue;
+            if (found == supported.end())
+                continue;
             auto priority = static_cast<size_t>(found - supported.begin()) + 1;
-            if (best != nullptr && priority >= best_priority) continue;
+            if (best != nullptr && priority >= best_priority)
+                continue;
             best_priority = priority;
         }
         best = &entry;
-        if (!named && entry.flags == m_target.required_flags) break;
+        if (!named && entry.flags == m_target.required_flags)
+            break;
     }
     return best;
 }
@@ -528,7 +579,8 @@ const CacheEntry* CacheIndex::lookup(std::string_view soname) const {
 std::vector<const CacheEntry*> CacheIndex::all(std::string_view soname) const {
     std::vector<const CacheEntry*> result;
     if (const auto* indices = candidates(soname)) {
-        for (size_t index : *indices) result.push_back(&m_cache.entries[index]);
+        for (size_t index : *indices)
+            result.push_back(&m_cache.entries[index]);
     }
     return result;
 }

@@ -1,6 +1,5 @@
-// ld.so.cache: glibc 2.36's binary cache ("glibc-ld.so.cache1.1", optionally behind an old
-// "ld.so-1.7.0" header), read bounds-checked, written byte for byte as ldconfig writes it, and
-// looked up the way ld.so's _dl_load_cache_lookup does, because ld.so reads only this file.
+// ld.so.cache: glibc 2.36's binary cache read bounds-checked (old header tolerated), written byte
+// for byte as ldconfig writes it, and looked up as ld.so does, since ld.so reads only this file.
 #pragma once
 
 #include <cstddef>
@@ -105,7 +104,7 @@ struct CacheLookupTarget {
 // entry of highest priority, otherwise the first plain entry whose flags and legacy hwcaps fit.
 // So when two conf directories hold the same soname, the one ldconfig scanned first wins.
 class CacheIndex {
-public:
+  public:
     CacheIndex(LdSoCache cache, CacheLookupTarget target);
 
     const CacheEntry* lookup(std::string_view soname) const;
@@ -115,7 +114,7 @@ public:
     const LdSoCache& cache() const { return m_cache; }
     const CacheLookupTarget& target() const { return m_target; }
 
-private:
+  private:
     const std::vector<size_t>* candidates(std::string_view soname) const;
     bool flags_accepted(int32_t flags) const;
 

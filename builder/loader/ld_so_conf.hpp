@@ -1,6 +1,5 @@
-// ld.so.conf as glibc 2.36's ldconfig reads it (parse_conf): one directory per line, `include`
-// globs resolved against the including file's directory and expanded in sorted order, all inside
-// a FileTree, so that the cache ldconfig would build can be predicted without running it.
+// ld.so.conf as glibc 2.36's ldconfig reads it: one directory per line, sorted `include` globs
+// relative to the including file, all inside a FileTree, to predict the cache ldconfig builds.
 #pragma once
 
 #include <string>
@@ -24,7 +23,7 @@ struct ConfResult {
     // In order, a directory named twice kept where it first appeared. ldconfig itself removes
     // duplicates by inode when it scans (simulate_ldconfig does that).
     std::vector<std::string> directories;
-    std::vector<ConfDirectory> sources;  // parallel to `directories`
+    std::vector<ConfDirectory> sources;   // parallel to `directories`
     std::vector<std::string> files_read;  // every file parsed, in reading order
     std::vector<std::string> warnings;    // "FILE:LINE: problem", lines ldconfig ignores
 };

@@ -39,10 +39,12 @@ bool is_x86(uint16_t machine) {
 
 // The bit a directory name stands for, or -1 (is_hwcap_platform and path_hwcap).
 int hwcap_bit(std::string_view name, uint16_t machine) {
-    if (name == "tls") return k_tls_bit;
+    if (name == "tls")
+        return k_tls_bit;
     if (is_x86(machine)) {
         for (const auto& entry : k_x86_hwcaps) {
-            if (entry.name == name) return entry.bit;
+            if (entry.name == name)
+                return entry.bit;
         }
     }
     return -1;
@@ -58,9 +60,11 @@ int32_t generic_flags(const elf::ElfInfo& info) {
     auto known = [](const auto& list, std::string_view name) {
         return std::find(list.begin(), list.end(), name) != list.end();
     };
-    if (known(k_libc6_interpreters, info.interpreter)) return k_cache_flag_elf_libc6;
+    if (known(k_libc6_interpreters, info.interpreter))
+        return k_cache_flag_elf_libc6;
     for (const auto& needed : info.needed) {
-        if (known(k_libc6_libraries, needed)) return k_cache_flag_elf_libc6;
+        if (known(k_libc6_libraries, needed))
+            return k_cache_flag_elf_libc6;
     }
     return k_cache_flag_elf;
 }
@@ -68,7 +72,8 @@ int32_t generic_flags(const elf::ElfInfo& info) {
 // Temporary files prelink leaves behind ("x.#prelink#" and "x.#prelink#.XXXXXX").
 bool is_prelink_temporary(std::string_view name) {
     constexpr std::string_view k_suffix = ".#prelink#";
-    if (name.ends_with(k_suffix)) return true;
+    if (name.ends_with(k_suffix))
+        return true;
     return name.size() >= k_suffix.size() + 7 &&
            name.substr(name.size() - k_suffix.size() - 7, k_suffix.size() + 1) == ".#prelink#.";
 }
@@ -88,7 +93,7 @@ struct DirectoryLibrary {
 };
 
 class Scanner {
-public:
+  public:
     Scanner(const fs::FileTree& tree, const ScanOptions& options)
         : m_tree(tree), m_options(options) {}
 
@@ -97,7 +102,7 @@ public:
     void scan_all();
     std::vector<CacheEntry> take() { return std::move(m_entries); }
 
-private:
+  private:
     bool add_single(ScanDirectory directory);
     void scan(const ScanDirectory& directory);
     void keep(std::vector<DirectoryLibrary>& libraries, DirectoryLibrary library);
@@ -110,19 +115,24 @@ private:
 };
 
 bool Scanner::add_single(ScanDirectory directory) {
-    if (!m_seen.insert(directory.canonical).second) return false;
+    if (!m_seen.insert(directory.canonical).second)
+        return false;
     m_directories.push_back(std::move(directory));
     return true;
 }
 
 void Scanner::add_directory(const std::string& path) {
     auto resolved = fs::resolve(m_tree, path);
-    if (!resolved) return;  // ldconfig: "Can't stat"
-    if (!add_single(ScanDirectory{path, resolved->path, ""})) return;
+    if (!resolved)
+        return;  // ldconfig: "Can't stat"
+    if (!add_single(ScanDirectory{path, resolved->path, ""}))
+        return;
     auto hwcaps = fs::resolve(m_tree, resolved->path + "/glibc-hwcaps");
-    if (!hwcaps || hwcaps->stat.kind != fs::NodeKind::directory) return;
+    if (!hwcaps || hwcaps->stat.kind != fs::NodeKind::directory)
+        return;
     auto listing = m_tree.list(hwcaps->path);
-    if (!listing.ok()) return;
+    if (!listing.ok())
+        return;
     for (const auto& entry : *listing) {
         // Hidden names, regular files and names with ':' (ld.so cannot look them up) are skipped.
         if (entry.name.front() == '.' || entry.kind == fs::NodeKind::regular ||
@@ -130,7 +140,8 @@ void Scanner::add_directory(const std::string& path) {
             continue;
         }
         auto sub = fs::resolve(m_tree, hwcaps->path + "/" + entry.name);
-        if (!sub || sub->stat.kind != fs::NodeKind::directory) continue;
+        if (!sub || sub->stat.kind != fs::NodeKind::directory)
+            continue;
         add_single(ScanDirectory{path + "/glibc-hwcaps/" + entry.name, sub->path, entry.name});
     }
 }
@@ -145,7 +156,8 @@ void Scanner::scan_all() {
 
 void Scanner::keep(std::vector<DirectoryLibrary>& libraries, DirectoryLibrary library) {
     for (auto& known : libraries) {
-        if (known.soname != library.soname) continue;
+        if (known.soname != library.soname)
+            continue;
         // A file beats a link; otherwise the newer-looking name wins. The cache entry is the
         // same either way outside glibc-hwcaps (dir/soname); the name matters for links.
         if ((!library.is_link && known.is_link) ||
@@ -167,24 +179,29 @@ void Scanner::keep(std::vector<DirectoryLibrary>& libraries, DirectoryLibrary li
 
 void Scanner::scan(const ScanDirectory& directory) {
     auto listing = m_tree.list(directory.canonical);
-    if (!listing.ok()) return;  // ldconfig: "Can't open directory"
+    if (!listing.ok())
+        return;  // ldconfig: "Can't open directory"
     const bool in_hwcaps = !directory.hwcaps.empty();
     const uint16_t machine = m_options.machine;
     std::vector<DirectoryLibrary> libraries;
     for (const auto& entry : *listing) {
-        if (entry.kind == fs::NodeKind::other) continue;
+        if (entry.kind == fs::NodeKind::other)
+            continue;
         bool dso = looks_like_dso(entry.name);
         bool platform = hwcap_bit(entry.name, machine) >= 0;
         // In a glibc-hwcaps subdirectory a link of any name is looked at (ldconfig's test).
-        if (!dso && (entry.kind == fs::NodeKind::regular || (!in_hwcaps && !platform))) continue;
-        if (is_prelink_temporary(entry.name)) continue;
+        if (!dso && (entry.kind == fs::NodeKind::regular || (!in_hwcaps && !platform)))
+            continue;
+        if (is_prelink_temporary(entry.name))
+            continue;
 
         std::string target = directory.canonical + "/" + entry.name;
         fs::NodeKind kind = entry.kind;
         bool is_link = entry.kind == fs::NodeKind::symlink;
         if (is_link) {
             auto resolved = fs::resolve(m_tree, target);
-            if (!resolved) continue;  // dangling: skipped (ldconfig deletes it)
+            if (!resolved)
+                continue;  // dangling: skipped (ldconfig deletes it)
             target = resolved->path;
             kind = resolved->stat.kind;
         }
@@ -192,12 +209,15 @@ void Scanner::scan(const ScanDirectory& directory) {
             add_single(ScanDirectory{directory.path + "/" + entry.name, target, ""});
             continue;
         }
-        if (entry.kind != fs::NodeKind::regular && !is_link) continue;
+        if (entry.kind != fs::NodeKind::regular && !is_link)
+            continue;
 
         fs::ElfProbe probe = m_tree.probe_elf(target);
-        if (probe.outcome != fs::ElfProbe::Outcome::elf || !probe.info) continue;
+        if (probe.outcome != fs::ElfProbe::Outcome::elf || !probe.info)
+            continue;
         auto flags = ldconfig_flags(*probe.info, machine);
-        if (!flags) continue;
+        if (!flags)
+            continue;
         std::string soname = probe.info->soname.empty() ? entry.name : probe.info->soname;
         // A link counts as one only when it is named after the soname or is the "lib.so" link
         // for ld(1); a link named so gets its own entry under its name.
@@ -205,12 +225,14 @@ void Scanner::scan(const ScanDirectory& directory) {
             !(entry.name.ends_with(".so") && soname.starts_with(entry.name))) {
             is_link = false;
         }
-        if (is_link) soname = entry.name;
+        if (is_link)
+            soname = entry.name;
         keep(libraries, DirectoryLibrary{entry.name, soname, *flags, is_link});
     }
     // ldconfig prepends to its list, so it adds the libraries in reverse; the order only
     // survives the sort among entries it compares equal.
-    const uint64_t hwcap = in_hwcaps ? k_hwcap_extension : legacy_path_hwcap(directory.path, machine);
+    const uint64_t hwcap =
+        in_hwcaps ? k_hwcap_extension : legacy_path_hwcap(directory.path, machine);
     for (auto it = libraries.rbegin(); it != libraries.rend(); ++it) {
         // Outside glibc-hwcaps the cache names the soname link ldconfig maintains; inside, the
         // file itself (no links are made there).
@@ -229,18 +251,23 @@ bool looks_like_dso(std::string_view name) {
 }
 
 std::optional<int32_t> ldconfig_flags(const elf::ElfInfo& info, uint16_t ldconfig_machine) {
-    if (info.type != elf::k_type_dyn || !info.has_dynamic) return std::nullopt;
-    if (info.byte_order != elf::ByteOrder::little) return std::nullopt;
+    if (info.type != elf::k_type_dyn || !info.has_dynamic)
+        return std::nullopt;
+    if (info.byte_order != elf::ByteOrder::little)
+        return std::nullopt;
     const bool elf64 = info.elf_class == elf::ElfClass::elf64;
     if (is_x86(ldconfig_machine)) {
         if (info.machine == elf::k_machine_x86_64) {
-            return elf64 ? k_cache_flags_x86_64 : k_cache_flag_elf_libc6 | k_cache_flag_x8664_libx32;
+            return elf64 ? k_cache_flags_x86_64
+                         : k_cache_flag_elf_libc6 | k_cache_flag_x8664_libx32;
         }
-        if (info.machine == elf::k_machine_386 && !elf64) return generic_flags(info);
+        if (info.machine == elf::k_machine_386 && !elf64)
+            return generic_flags(info);
         return std::nullopt;
     }
     if (ldconfig_machine == elf::k_machine_aarch64) {
-        if (info.machine == elf::k_machine_aarch64 && elf64) return k_cache_flags_aarch64;
+        if (info.machine == elf::k_machine_aarch64 && elf64)
+            return k_cache_flags_aarch64;
         return std::nullopt;
     }
     return std::nullopt;
@@ -250,9 +277,11 @@ uint64_t legacy_path_hwcap(std::string_view path, uint16_t ldconfig_machine) {
     uint64_t hwcap = 0;
     while (true) {
         size_t slash = path.rfind('/');
-        if (slash == std::string_view::npos) break;
+        if (slash == std::string_view::npos)
+            break;
         int bit = hwcap_bit(path.substr(slash + 1), ldconfig_machine);
-        if (bit < 0) break;
+        if (bit < 0)
+            break;
         hwcap += uint64_t{1} << bit;  // ldconfig adds; "tls/tls" would wrap as it does there
         path = path.substr(0, slash);
     }
@@ -260,24 +289,24 @@ uint64_t legacy_path_hwcap(std::string_view path, uint16_t ldconfig_machine) {
 }
 
 util::Result<LdSoCache> simulate_ldconfig(const fs::FileTree& tree, const ScanOptions& options) {
-    const bool supported = (options.machine == elf::k_machine_x86_64 &&
-                            options.elf_class == elf::ElfClass::elf64) ||
-                           (options.machine == elf::k_machine_386 &&
-                            options.elf_class == elf::ElfClass::elf32) ||
-                           (options.machine == elf::k_machine_aarch64 &&
-                            options.elf_class == elf::ElfClass::elf64);
+    const bool supported =
+        (options.machine == elf::k_machine_x86_64 && options.elf_class == elf::ElfClass::elf64) ||
+        (options.machine == elf::k_machine_386 && options.elf_class == elf::ElfClass::elf32) ||
+        (options.machine == elf::k_machine_aarch64 && options.elf_class == elf::ElfClass::elf64);
     if (!supported) {
-        return util::make_error(tree.describe(),
-                                fmt::format("no ldconfig model for {} {}",
-                                            elf::machine_name(options.machine),
-                                            elf::class_name(options.elf_class)));
+        return util::make_error(tree.describe(), fmt::format("no ldconfig model for {} {}",
+                                                             elf::machine_name(options.machine),
+                                                             elf::class_name(options.elf_class)));
     }
     auto conf = read_ld_so_conf(tree, options.conf_path);
-    if (!conf.ok()) return conf.error();
+    if (!conf.ok())
+        return conf.error();
 
     Scanner scanner(tree, options);
-    for (const auto& directory : conf->directories) scanner.add_directory(directory);
-    for (const auto& directory : options.system_directories) scanner.add_directory(directory);
+    for (const auto& directory : conf->directories)
+        scanner.add_directory(directory);
+    for (const auto& directory : options.system_directories)
+        scanner.add_directory(directory);
     scanner.scan_all();
 
     LdSoCache cache;

@@ -1,6 +1,5 @@
-// What glibc 2.36's ldconfig would put in ld.so.cache for a root that has none (or a stale one):
-// the conf's directories, then the built-in ones, scanned in order with their glibc-hwcaps and
-// legacy hwcap subdirectories, keyed by SONAME exactly as ldconfig's search_dir keys them.
+// What glibc 2.36's ldconfig would put in ld.so.cache for a root without one: the conf's and the
+// built-in directories scanned in order, with their hwcaps subdirectories, keyed by SONAME.
 #pragma once
 
 #include <cstdint>

@@ -27,7 +27,8 @@ constexpr const char* k_multiarch = "/lib/x86_64-linux-gnu";
 constexpr uint64_t k_ext = k_hwcap_extension;
 
 bool have_ldconfig() {
-    if (::access(k_ldconfig, X_OK) == 0) return true;
+    if (::access(k_ldconfig, X_OK) == 0)
+        return true;
     MESSAGE("no ", k_ldconfig, " on this machine: the ldconfig referee checks are skipped");
     return false;
 }
@@ -35,8 +36,8 @@ bool have_ldconfig() {
 // The real ldconfig over `root`: it writes ROOT/etc/ld.so.cache (and the soname links).
 void run_ldconfig(const TempDir& root, const std::string& extra = "") {
     root.make_dirs("etc");
-    std::string command = std::string(k_ldconfig) + " -r '" + root.path() + "' " + extra +
-                          " 2>/dev/null";
+    std::string command =
+        std::string(k_ldconfig) + " -r '" + root.path() + "' " + extra + " 2>/dev/null";
     REQUIRE(std::system(command.c_str()) == 0);
 }
 
@@ -46,7 +47,8 @@ std::string run_output(const std::string& command) {
     REQUIRE(pipe != nullptr);
     char buffer[4096];
     size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
+        out.append(buffer, n);
     ::pclose(pipe);
     return out;
 }
@@ -72,14 +74,16 @@ void write_bytes(const TempDir& root, std::string_view relative,
 void add_library(const TempDir& root, std::string_view relative, const std::string& soname,
                  testing::ElfSpec spec = {}) {
     spec.soname = soname;
-    if (spec.needed.empty()) spec.needed = {"libc.so.6"};
+    if (spec.needed.empty())
+        spec.needed = {"libc.so.6"};
     write_bytes(root, relative, testing::build_elf(spec));
 }
 
 LdSoCache parse_file(const std::string& host_path) {
     auto bytes = read_bytes(host_path);
     auto parsed = parse_ld_so_cache(bytes, "/etc/ld.so.cache");
-    if (!parsed.ok()) FAIL(parsed.error().text());
+    if (!parsed.ok())
+        FAIL(parsed.error().text());
     return std::move(parsed).value();
 }
 
@@ -123,8 +127,7 @@ std::vector<CacheEntry> mixed_root_entries() {
         {"libplain.so.2", "/usr/lib32/libplain.so.2", 0x0001, 0, ""},
         // Flags descending first: x32 (0x0803), x86_64 (0x0303), i386 (0x0003).
         {"libfoo.so.1", "/usr/libx32/libfoo.so.1", 0x0803, 0, ""},
-        {"libfoo.so.1", lib + "glibc-hwcaps/x86-64-v2/libfoo.so.1", 0x0303, k_ext | 0,
-         "x86-64-v2"},
+        {"libfoo.so.1", lib + "glibc-hwcaps/x86-64-v2/libfoo.so.1", 0x0303, k_ext | 0, "x86-64-v2"},
         {"libfoo.so.1", lib + "glibc-hwcaps/x86-64-v3/libfoo.so.1.2", 0x0303, k_ext | 1,
          "x86-64-v3"},
         {"libfoo.so.1", lib + "tls/libfoo.so.1", 0x0303, k_hwcap_tls, ""},
@@ -146,12 +149,14 @@ std::vector<std::byte> sample_cache() {
 }
 
 void put_u32(std::vector<std::byte>& bytes, size_t offset, uint32_t value) {
-    for (size_t i = 0; i < 4; ++i) bytes[offset + i] = static_cast<std::byte>(value >> (8 * i));
+    for (size_t i = 0; i < 4; ++i)
+        bytes[offset + i] = static_cast<std::byte>(value >> (8 * i));
 }
 
 std::vector<std::byte> text_bytes(std::string_view text) {
     std::vector<std::byte> out;
-    for (char c : text) out.push_back(static_cast<std::byte>(c));
+    for (char c : text)
+        out.push_back(static_cast<std::byte>(c));
     return out;
 }
 
@@ -185,7 +190,8 @@ struct StringMaker<CacheEntry> {
 
 TEST_SUITE("rootlock::loader") {
     TEST_CASE("parse_ld_so_cache reads the cache the real ldconfig writes") {
-        if (!have_ldconfig()) return;
+        if (!have_ldconfig())
+            return;
         TempDir root;
         populate_mixed_root(root);
         run_ldconfig(root);
@@ -201,7 +207,8 @@ TEST_SUITE("rootlock::loader") {
     }
 
     TEST_CASE("write_ld_so_cache reproduces the real ldconfig's bytes") {
-        if (!have_ldconfig()) return;
+        if (!have_ldconfig())
+            return;
         TempDir root;
         populate_mixed_root(root);
         run_ldconfig(root);
@@ -218,7 +225,8 @@ TEST_SUITE("rootlock::loader") {
     }
 
     TEST_CASE("write_ld_so_cache matches ldconfig for a root without glibc-hwcaps") {
-        if (!have_ldconfig()) return;
+        if (!have_ldconfig())
+            return;
         TempDir root;
         add_library(root, "lib/x86_64-linux-gnu/libz.so.1", "libz.so.1");
         add_library(root, "usr/local/lib/libz.so.1", "libz.so.1");
@@ -232,7 +240,8 @@ TEST_SUITE("rootlock::loader") {
     }
 
     TEST_CASE("parse_ld_so_cache finds the new cache behind an old-format header") {
-        if (!have_ldconfig()) return;
+        if (!have_ldconfig())
+            return;
         TempDir root;
         add_library(root, "lib/x86_64-linux-gnu/libz.so.1", "libz.so.1");
         add_library(root, "lib/x86_64-linux-gnu/libm.so.6", "libm.so.6");
@@ -275,10 +284,14 @@ TEST_SUITE("rootlock::loader") {
             int sign;
         };
         const Row rows[] = {
-            {"libx.so.10", "libx.so.9", 1}, {"libx.so.1", "libx.so.01", 0},
-            {"libx.so.1", "libx.so.1", 0},  {"libx.so", "libx.so.1", -1},
-            {"lib1.so", "liba.so", 1},      {"liba.so", "lib1.so", -1},
-            {"libb.so", "liba.so", 1},      {"libx.so.1.2", "libx.so.1.10", -1},
+            {"libx.so.10", "libx.so.9", 1},
+            {"libx.so.1", "libx.so.01", 0},
+            {"libx.so.1", "libx.so.1", 0},
+            {"libx.so", "libx.so.1", -1},
+            {"lib1.so", "liba.so", 1},
+            {"liba.so", "lib1.so", -1},
+            {"libb.so", "liba.so", 1},
+            {"libx.so.1.2", "libx.so.1.10", -1},
             {"libx.so.99999999999", "libx.so.100000000000", -1},
         };
         for (const auto& row : rows) {
@@ -290,7 +303,8 @@ TEST_SUITE("rootlock::loader") {
     }
 
     TEST_CASE("the conf directory listed first wins, in the cache and at run time") {
-        if (!have_ldconfig()) return;
+        if (!have_ldconfig())
+            return;
         for (const char* conf : {"/opt/b\n/opt/a\n", "/opt/a\n/opt/b\n"}) {
             TempDir root;
             add_library(root, "opt/a/libfoo.so.1", "libfoo.so.1");
@@ -311,14 +325,16 @@ TEST_SUITE("rootlock::loader") {
         const char* needed[] = {"ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6", "libz.so.1",
                                 "libpng16.so.16"};
         bool available = have_ldconfig() && ::geteuid() == 0;
-        for (const char* name : needed) available = available && ::access((host + "/" + name).c_str(), R_OK) == 0;
+        for (const char* name : needed)
+            available = available && ::access((host + "/" + name).c_str(), R_OK) == 0;
         if (!available) {
             MESSAGE("needs root, ldconfig and the host's libpng16: the chroot check is skipped");
             return;
         }
         TempDir root;
         auto copy = [&](const std::string& name, const std::string& relative) {
-            std::filesystem::create_directories(std::filesystem::path(root / relative).parent_path());
+            std::filesystem::create_directories(
+                std::filesystem::path(root / relative).parent_path());
             std::filesystem::copy_file(host + "/" + name, root / relative);
         };
         copy("ld-linux-x86-64.so.2", "lib64/ld-linux-x86-64.so.2");
@@ -336,11 +352,13 @@ TEST_SUITE("rootlock::loader") {
         CacheLookupTarget target;
         std::istringstream help(run_output(chroot + "--help"));
         for (std::string line; std::getline(help, line);) {
-            if (line.find("(supported, searched)") == std::string::npos) continue;
+            if (line.find("(supported, searched)") == std::string::npos)
+                continue;
             std::istringstream words(line);
             std::string word;
             words >> word;
-            if (word.starts_with("x86-64-v")) target.hwcaps_supported.push_back(word);
+            if (word.starts_with("x86-64-v"))
+                target.hwcaps_supported.push_back(word);
         }
         CacheIndex index(parse_file(root / "etc/ld.so.cache"), target);
         const auto& levels = target.hwcaps_supported;
@@ -348,7 +366,8 @@ TEST_SUITE("rootlock::loader") {
             // The glibc-hwcaps entry of the last conf directory beats the plain earlier ones.
             CHECK(index.lookup("libz.so.1")->path == "/opt/a/glibc-hwcaps/x86-64-v2/libz.so.1");
         }
-        std::string listing = run_output(chroot + "--list /usr/lib/x86_64-linux-gnu/libpng16.so.16");
+        std::string listing =
+            run_output(chroot + "--list /usr/lib/x86_64-linux-gnu/libpng16.so.16");
         for (const char* soname : {"libz.so.1", "libm.so.6", "libc.so.6"}) {
             CAPTURE(soname);
             const CacheEntry* found = index.lookup(soname);
@@ -452,7 +471,9 @@ TEST_SUITE("rootlock::loader") {
              "/etc/ld.so.cache@0x0: truncated magic"},
             {"truncated version", text_bytes("glibc-ld.so.cache1"),
              "/etc/ld.so.cache@0x0: truncated magic"},
-            {"unknown magic", text_bytes("\x7f" "ELF\2\1\1"),
+            {"unknown magic",
+             text_bytes("\x7f"
+                        "ELF\2\1\1"),
              "/etc/ld.so.cache@0x0: unknown magic (not an ld.so.cache file)"},
             {"unknown version", with_byte(19, '0'),
              "/etc/ld.so.cache@0x11: unsupported cache version \"1.0\""},

@@ -22,7 +22,8 @@ namespace {
 
 ConfResult read_ok(const fs::FileTree& tree, std::string_view path = "/etc/ld.so.conf") {
     auto result = read_ld_so_conf(tree, path);
-    if (!result.ok()) FAIL(result.error().text());
+    if (!result.ok())
+        FAIL(result.error().text());
     return std::move(result).value();
 }
 
@@ -154,15 +155,15 @@ TEST_SUITE("rootlock::loader") {
             bool match;
         };
         const Row rows[] = {
-            {"*.conf", "a.conf", true},      {"*.conf", ".a.conf", false},
-            {".*", ".a", true},              {"\\.*", ".a", true},
-            {"a?c", "abc", true},            {"a?c", "ac", false},
-            {"[a-c]x", "bx", true},          {"[!a-c]x", "bx", false},
-            {"[^a]x", "bx", true},           {"[]]", "]", true},
-            {"[[:digit:]]*", "1a", true},    {"[[:alpha:]]", "1", false},
-            {"\\*", "*", true},              {"\\*", "a", false},
-            {"[ab", "[ab", true},            {"*a*b", "xxaxxb", true},
-            {"*a*b", "xxaxxbc", false},      {"x86_64-*.conf", "x86_64-linux-gnu.conf", true},
+            {"*.conf", "a.conf", true},   {"*.conf", ".a.conf", false},
+            {".*", ".a", true},           {"\\.*", ".a", true},
+            {"a?c", "abc", true},         {"a?c", "ac", false},
+            {"[a-c]x", "bx", true},       {"[!a-c]x", "bx", false},
+            {"[^a]x", "bx", true},        {"[]]", "]", true},
+            {"[[:digit:]]*", "1a", true}, {"[[:alpha:]]", "1", false},
+            {"\\*", "*", true},           {"\\*", "a", false},
+            {"[ab", "[ab", true},         {"*a*b", "xxaxxb", true},
+            {"*a*b", "xxaxxbc", false},   {"x86_64-*.conf", "x86_64-linux-gnu.conf", true},
         };
         for (const auto& row : rows) {
             CAPTURE(row.pattern);
@@ -192,8 +193,9 @@ TEST_SUITE("rootlock::loader") {
         // Debian's layout (loader.md section 6) plus a relative include and an odd line or two.
         TempDir root;
         root.write_file("etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n/opt/top/\n");
-        root.write_file("etc/ld.so.conf.d/libc.conf", "# libc default configuration\n"
-                                                      "/usr/local/lib\n");
+        root.write_file("etc/ld.so.conf.d/libc.conf",
+                        "# libc default configuration\n"
+                        "/usr/local/lib\n");
         root.write_file("etc/ld.so.conf.d/x86_64-linux-gnu.conf",
                         "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n"
                         "/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n");
@@ -201,9 +203,9 @@ TEST_SUITE("rootlock::loader") {
                         "/usr/lib/x86_64-linux-gnu/libfakeroot\n");
         root.write_file("etc/ld.so.conf.d/zz-extra.conf", "include more/*.conf\n/opt/z=libc6\n");
         root.write_file("etc/ld.so.conf.d/more/m.conf", "/opt/m\n");
-        for (const char* dir :
-             {"usr/local/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu/libfakeroot",
-              "opt/top", "opt/z", "opt/m", "lib", "usr/lib"}) {
+        for (const char* dir : {"usr/local/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu",
+                                "usr/lib/x86_64-linux-gnu/libfakeroot", "opt/top", "opt/z", "opt/m",
+                                "lib", "usr/lib"}) {
             root.make_dirs(dir);
         }
         std::string command = "/sbin/ldconfig -r '" + root.path() + "' -v -N -X 2>/dev/null";
@@ -211,7 +213,8 @@ TEST_SUITE("rootlock::loader") {
         REQUIRE(pipe != nullptr);
         std::string output;
         char buffer[4096];
-        for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+        for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+            output.append(buffer, n);
         ::pclose(pipe);
 
         // "DIR: (from FILE:LINE)" for each directory ldconfig scans, built-in ones last.
@@ -221,12 +224,13 @@ TEST_SUITE("rootlock::loader") {
         for (std::string line; std::getline(lines, line);) {
             size_t colon = line.find(": ");
             size_t from = line.rfind("(from ");
-            if (!line.starts_with("/") || colon == std::string::npos ||
-                from == std::string::npos || !line.ends_with(")")) {
+            if (!line.starts_with("/") || colon == std::string::npos || from == std::string::npos ||
+                !line.ends_with(")")) {
                 continue;
             }
             std::string source = line.substr(from + 6, line.size() - from - 7);
-            if (source == "<builtin>:0") continue;
+            if (source == "<builtin>:0")
+                continue;
             real_directories.push_back(line.substr(0, colon));
             real_sources.push_back(source);
         }
@@ -235,7 +239,8 @@ TEST_SUITE("rootlock::loader") {
         ConfResult result = read_ok(**tree);
         CHECK(result.directories == real_directories);
         Strings sources;
-        for (const auto& source : result.sources) sources.push_back(source.from);
+        for (const auto& source : result.sources)
+            sources.push_back(source.from);
         CHECK(sources == real_sources);
     }
 }

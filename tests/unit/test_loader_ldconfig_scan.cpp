@@ -28,7 +28,8 @@ constexpr uint64_t k_ext = k_hwcap_extension;
 
 std::string library_bytes(const std::string& soname, testing::ElfSpec spec = {}) {
     spec.soname = soname;
-    if (spec.needed.empty()) spec.needed = {"libc.so.6"};
+    if (spec.needed.empty())
+        spec.needed = {"libc.so.6"};
     auto bytes = testing::build_elf(spec);
     std::string text(bytes.size(), '\0');
     std::transform(bytes.begin(), bytes.end(), text.begin(),
@@ -38,7 +39,8 @@ std::string library_bytes(const std::string& soname, testing::ElfSpec spec = {})
 
 LdSoCache simulate_ok(const fs::FileTree& tree, const ScanOptions& options = {}) {
     auto result = simulate_ldconfig(tree, options);
-    if (!result.ok()) FAIL(result.error().text());
+    if (!result.ok())
+        FAIL(result.error().text());
     return std::move(result).value();
 }
 
@@ -169,8 +171,8 @@ TEST_SUITE("rootlock::loader") {
         LdSoCache cache = simulate_ok(tree);
         CHECK(cache.entries ==
               Entries{
-                  {"libz.so.1", "/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v2/libz.so.1.2",
-                   0x0303, k_ext | 0, "x86-64-v2"},
+                  {"libz.so.1", "/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v2/libz.so.1.2", 0x0303,
+                   k_ext | 0, "x86-64-v2"},
                   {"libz.so.1", "/lib/x86_64-linux-gnu/libz.so.1", 0x0303, 0, ""},
               });
     }
@@ -225,9 +227,21 @@ TEST_SUITE("rootlock::loader") {
             {"x86_64", ElfClass::elf64, x86, dyn, {}, "", x86, 0x0303},
             {"x32", ElfClass::elf32, x86, dyn, {}, "", x86, 0x0803},
             {"i386 needing libc", ElfClass::elf32, i386, dyn, {"libc.so.6"}, "", x86, 0x0003},
-            {"i386 needing libm", ElfClass::elf32, i386, dyn, {"libx.so", "libm.so.6"}, "", x86,
+            {"i386 needing libm",
+             ElfClass::elf32,
+             i386,
+             dyn,
+             {"libx.so", "libm.so.6"},
+             "",
+             x86,
              0x0003},
-            {"i386 with the loader", ElfClass::elf32, i386, dyn, {}, "/lib/ld-linux.so.2", x86,
+            {"i386 with the loader",
+             ElfClass::elf32,
+             i386,
+             dyn,
+             {},
+             "/lib/ld-linux.so.2",
+             x86,
              0x0003},
             {"plain i386", ElfClass::elf32, i386, dyn, {"libx.so.1"}, "", x86, 0x0001},
             {"i386 on i386", ElfClass::elf32, i386, dyn, {"libc.so.6"}, "", i386, 0x0003},
