@@ -123,6 +123,7 @@ Status read_version_needs(const Context& context, const DynamicTable& dynamic,
 
         uint64_t aux_vaddr = walker.advance(vaddr, aux);
         uint64_t aux_where = offset;
+        seen_aux.clear();  // entries may share auxiliary records; only a loop within one is bad
         for (uint16_t j = 0; j < aux_count; ++j) {
             ROOTLOCK_TRY(aux_offset, walker.locate(aux_vaddr, k_vernaux_size, aux_where,
                                                    "version need auxiliary entry"));
@@ -190,6 +191,9 @@ Status read_version_defs(const Context& context, const DynamicTable& dynamic,
         }
         uint64_t aux_vaddr = walker.advance(vaddr, aux);
         uint64_t aux_where = offset;
+        // Linkers let two definitions share one name record (libjansson's base and its
+        // version are both "libjansson.so.4"); only a loop within one definition is bad.
+        seen_aux.clear();
         for (uint16_t j = 0; j < aux_count; ++j) {
             ROOTLOCK_TRY(aux_offset, walker.locate(aux_vaddr, k_verdaux_size, aux_where,
                                                    "version definition auxiliary entry"));

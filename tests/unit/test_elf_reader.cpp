@@ -293,6 +293,23 @@ TEST_SUITE("rootlock::elf") {
         CHECK(info.symbols.size() == 7);
     }
 
+    TEST_CASE("accepts two version definitions sharing one name record, as libjansson has") {
+        // Real linkers emit this (libjansson.so.4 and NVIDIA's CUDA libraries): the base
+        // definition and the version both point at one Verdaux "libjansson.so.4". Only a loop
+        // inside one definition's chain is malformed.
+        ElfSpec spec = full_spec();
+        REQUIRE(spec.version_defs.size() >= 1);
+        testing::ElfImage image = testing::build_elf_image(spec);
+        const auto& l = image.layout();
+        REQUIRE(l.verdef_entries.size() >= 2);
+        REQUIRE(l.verdaux_entries.size() >= 2);
+        image.patch_u32(l.verdef_entries[0] + 12, l.verdaux_entries[1] - l.verdef_entries[0]);
+        ElfInfo info = read_ok(image.bytes());
+        REQUIRE(info.version_defs.size() == l.verdef_entries.size());
+        CHECK(info.version_defs[0].is_base());
+        CHECK(info.version_defs[0].name == info.version_defs[1].name);
+    }
+
     TEST_CASE("reads tables the way patchelf leaves them, after the dynamic segment") {
         ElfSpec spec = full_spec();
         spec.trailing_metadata = true;
