@@ -2,8 +2,8 @@
 // from every load, deduplicate and sort them; see closure_check.hpp.
 #include "check/closure_check.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <memory>
 
 #include "check/cuda_family.hpp"
@@ -31,7 +31,7 @@ struct Collector {
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
         unloadable;  // (soname, file, problem) -> needed_by
     std::map<std::pair<std::string, std::string>, std::set<std::string>>
-        cuda_mix;  // (family, majors) -> objects
+        cuda_mix;                   // (family, majors) -> objects
     std::set<std::string> checked;  // canonical paths of objects whose needs were checked
     std::set<Edge> edges;
 };
@@ -50,20 +50,23 @@ void collect_session(const loader::LoadSession& session, Collector& out, bool st
         edge.requester = canonical_of(requester);
         edge.name = request.name;
         edge.provider = provider.canonical;
-        edge.path = provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
+        edge.path =
+            provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
         edge.via = std::string(loader::via_name(request.via));
         if (provider.via == loader::Via::rpath && provider.via_object >= 0 &&
             request.via != loader::Via::already_loaded) {
             edge.via_object = canonical_of(objects[static_cast<size_t>(provider.via_object)]);
         }
         out.edges.insert(edge);
-        if (!provider.faked) continue;
+        if (!provider.faked)
+            continue;
         if (!provider.fatal.empty()) {
             out.unloadable[{request.name, provider.fatal_path, provider.fatal}].insert(
                 canonical_of(requester));
         } else {
             out.missing[request.name].insert(canonical_of(requester));
-            if (!standalone) out.missing_in_context.insert(request.name);
+            if (!standalone)
+                out.missing_in_context.insert(request.name);
         }
     }
     // Symbol versions: each version an object needs must be defined by the object its verneed
@@ -71,9 +74,10 @@ void collect_session(const loader::LoadSession& session, Collector& out, bool st
     std::map<std::string, std::set<int>> majors;
     std::map<std::string, std::set<std::string>> family_objects;
     for (const auto& object : objects) {
-        if (object.faked) continue;
+        if (object.faked)
+            continue;
         std::string soname = object.info && !object.info->soname.empty() ? object.info->soname
-                                                                          : object.first_request;
+                                                                         : object.first_request;
         if (auto member = cuda_membership(soname)) {
             majors[member->family].insert(member->cuda_major);
             family_objects[member->family].insert(canonical_of(object));
@@ -83,12 +87,15 @@ void collect_session(const loader::LoadSession& session, Collector& out, bool st
         const auto& object = objects[static_cast<size_t>(gap.object)];
         const auto& provider = objects[static_cast<size_t>(gap.provider)];
         out.versions[{gap.file, gap.version, canonical_of(provider)}].insert(canonical_of(object));
-        if (!standalone) out.versions_in_context.insert({gap.file, gap.version, canonical_of(provider)});
+        if (!standalone)
+            out.versions_in_context.insert({gap.file, gap.version, canonical_of(provider)});
     }
     for (const auto& [family, set] : majors) {
-        if (set.size() < 2) continue;
+        if (set.size() < 2)
+            continue;
         std::string key;
-        for (int major : set) key += (key.empty() ? "" : ",") + std::to_string(major);
+        for (int major : set)
+            key += (key.empty() ? "" : ",") + std::to_string(major);
         auto& members = out.cuda_mix[{family, key}];
         members.insert(family_objects[family].begin(), family_objects[family].end());
     }
@@ -112,7 +119,8 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
             candidates.insert(it->second.begin(), it->second.end());
         }
         problem.fields["candidates"] = sorted_array(candidates);
-        if (!in_context) problem.fields["context"] = "standalone";
+        if (!in_context)
+            problem.fields["context"] = "standalone";
         problems.push_back(std::move(problem));
     }
     for (const auto& [key, needed_by] : in.versions) {
@@ -122,7 +130,8 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
         problem.fields["version"] = std::get<1>(key);
         problem.fields["needed_by"] = sorted_array(needed_by);
         problem.fields["provider"] = std::get<2>(key);
-        if (!in_context) problem.fields["context"] = "standalone";
+        if (!in_context)
+            problem.fields["context"] = "standalone";
         problems.push_back(std::move(problem));
     }
     for (const auto& [key, needed_by] : in.unloadable) {
@@ -139,7 +148,8 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
         std::vector<int> majors;
         for (size_t start = 0; start <= key.second.size();) {
             size_t comma = key.second.find(',', start);
-            if (comma == std::string::npos) comma = key.second.size();
+            if (comma == std::string::npos)
+                comma = key.second.size();
             majors.push_back(std::stoi(key.second.substr(start, comma - start)));
             start = comma + 1;
         }
@@ -163,16 +173,19 @@ bool in_torch(const std::string& path, const std::string& site) {
 util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOptions& options,
                                      const EnvironmentSet& environments) {
     auto model = loader::open_root_model(tree, options.model);
-    if (!model) return model.error();
+    if (!model)
+        return model.error();
     loader::SearchContext& context = *model->context;
     Scan scan = scan_objects(tree, options.paths, context.target(), environments.site_dirs);
 
     Collector collector;
     // Programs: exec'd, so $ORIGIN is their resolved directory.
     for (const auto& object : scan.objects) {
-        if (object.role != Role::program) continue;
+        if (object.role != Role::program)
+            continue;
         loader::LoadSession session(context);
-        if (session.load_main(object.path, true)) collect_session(session, collector);
+        if (session.load_main(object.path, true))
+            collect_session(session, collector);
     }
     // Python: one namespace per environment, the interpreter loaded first; torch's own
     // extensions see libtorch_global_deps.so already loaded RTLD_GLOBAL, as `import torch` does.
@@ -182,13 +195,15 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     for (size_t i = 0; i < environments.environments.size(); ++i) {
         const auto& environment = environments.environments[i];
         if (!environment.interpreter) {
-            notes.push_back(fmt::format("no interpreter found for the Python environment at {}: "
-                                        "its extension modules are checked on their own",
-                                        environment.prefix));
+            notes.push_back(
+                fmt::format("no interpreter found for the Python environment at {}: "
+                            "its extension modules are checked on their own",
+                            environment.prefix));
             continue;
         }
         auto base = std::make_unique<loader::LoadSession>(context);
-        if (!base->load_main(*environment.interpreter, true)) continue;
+        if (!base->load_main(*environment.interpreter, true))
+            continue;
         collect_session(*base, collector);
         std::string global_deps = environments.site_dirs[i] + "/torch/lib/libtorch_global_deps.so";
         if (tree.lstat(global_deps)) {
@@ -200,7 +215,8 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         bases[i] = std::move(base);
     }
     for (const auto& object : scan.objects) {
-        if (object.role != Role::extension) continue;
+        if (object.role != Role::extension)
+            continue;
         size_t env = static_cast<size_t>(object.environment);
         const loader::LoadSession* base = bases[env].get();
         if (torch_bases[env] && in_torch(object.path, environments.site_dirs[env])) {
@@ -208,7 +224,8 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         }
         if (base == nullptr) {
             loader::LoadSession session(context);
-            if (session.load_main(object.path, false)) collect_session(session, collector);
+            if (session.load_main(object.path, false))
+                collect_session(session, collector);
             continue;
         }
         loader::LoadSession session(*base);
@@ -218,7 +235,8 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     // Libraries nobody in the tree loads: on their own, dlopened by the environment's
     // interpreter when they sit in one, else as `ld.so --list` would load them.
     for (const auto& object : scan.objects) {
-        if (object.role != Role::library || collector.checked.count(object.path) != 0) continue;
+        if (object.role != Role::library || collector.checked.count(object.path) != 0)
+            continue;
         if (object.info->needed.empty()) {
             collector.checked.insert(object.path);
             continue;
@@ -229,7 +247,8 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
             collect_session(session, collector, true);
         } else {
             loader::LoadSession session(context);
-            if (session.load_main(object.path, false)) collect_session(session, collector, true);
+            if (session.load_main(object.path, false))
+                collect_session(session, collector, true);
         }
     }
 
@@ -240,7 +259,8 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     sort_problems(report.problems);
     report.ok = std::none_of(report.problems.begin(), report.problems.end(),
                              [](const Problem& p) { return p.severity == Severity::error; });
-    for (const auto& note : context.notes()) notes.push_back(note);
+    for (const auto& note : context.notes())
+        notes.push_back(note);
     if (scan.foreign > 0) {
         notes.push_back(fmt::format("{} objects of another ELF class or machine were not checked",
                                     scan.foreign));
@@ -257,16 +277,21 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
 
 util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions& options) {
     auto environments = load_environments(tree, options.paths);
-    if (!environments) return environments.error();
-    if (options.without.empty()) return check_tree(tree, options, *environments);
+    if (!environments)
+        return environments.error();
+    if (options.without.empty())
+        return check_tree(tree, options, *environments);
 
     auto hidden = uninstall_set(tree, *environments, options.without);
-    if (!hidden) return hidden.error();
+    if (!hidden)
+        return hidden.error();
     fs::HidingTree view(tree, *hidden);
     auto remaining = load_environments(view, options.paths);
-    if (!remaining) return remaining.error();
+    if (!remaining)
+        return remaining.error();
     auto report = check_tree(view, options, *remaining);
-    if (report) report->without_hidden.assign(hidden->begin(), hidden->end());
+    if (report)
+        report->without_hidden.assign(hidden->begin(), hidden->end());
     return report;
 }
 

@@ -25,24 +25,24 @@ struct CheckOptions {
 
 // One resolved DT_NEEDED edge, as some load context resolved it.
 struct Edge {
-    std::string requester;  // canonical path
-    std::string name;       // the DT_NEEDED string
-    std::string provider;   // canonical path; empty when not found or host-provided
-    std::string path;       // the path as ld.so names it
-    std::string via;        // via_name()
-    std::string via_object; // for rpath: whose DT_RPATH
+    std::string requester;   // canonical path
+    std::string name;        // the DT_NEEDED string
+    std::string provider;    // canonical path; empty when not found or host-provided
+    std::string path;        // the path as ld.so names it
+    std::string via;         // via_name()
+    std::string via_object;  // for rpath: whose DT_RPATH
 
     auto operator<=>(const Edge&) const = default;
 };
 
 struct CheckReport {
     bool ok = true;
-    size_t objects = 0;                  // ELF objects checked
-    std::vector<Problem> problems;       // sorted
-    std::vector<std::string> notes;      // sorted, unique
-    std::set<Edge> edges;                // every resolution made, for `why`
+    size_t objects = 0;                                         // ELF objects checked
+    std::vector<Problem> problems;                              // sorted
+    std::vector<std::string> notes;                             // sorted, unique
+    std::set<Edge> edges;                                       // every resolution made, for `why`
     std::map<std::string, std::vector<std::string>> providers;  // soname -> files providing it
-    std::vector<std::string> without_hidden;  // paths hidden by --without, sorted
+    std::vector<std::string> without_hidden;                    // paths hidden by --without, sorted
 };
 
 util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions& options);

@@ -8,10 +8,10 @@ namespace rootlock::check {
 
 namespace {
 struct FamilyRule {
-    std::string_view stem;    // soname up to ".so."
+    std::string_view stem;  // soname up to ".so."
     std::string_view family;
-    int offset;               // CUDA major = soname major + offset
-    int only_major;           // when non-zero, only this soname major is known
+    int offset;      // CUDA major = soname major + offset
+    int only_major;  // when non-zero, only this soname major is known
 };
 
 // Sonames from cuda-wheels.md section 3 (CUDA 12 and 13 wheels).
@@ -33,19 +33,24 @@ constexpr std::array<FamilyRule, 12> k_rules{{
 
 std::optional<CudaMembership> cuda_membership(std::string_view soname) {
     size_t pos = soname.find(".so.");
-    if (pos == std::string_view::npos) return std::nullopt;
+    if (pos == std::string_view::npos)
+        return std::nullopt;
     std::string_view stem = soname.substr(0, pos);
     std::string_view rest = soname.substr(pos + 4);
     int major = 0;
     auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), major);
-    if (error != std::errc() || end == rest.data()) return std::nullopt;
+    if (error != std::errc() || end == rest.data())
+        return std::nullopt;
     for (const auto& rule : k_rules) {
-        if (rule.stem != stem) continue;
-        if (rule.only_major != 0 && rule.only_major != major) return std::nullopt;
+        if (rule.stem != stem)
+            continue;
+        if (rule.only_major != 0 && rule.only_major != major)
+            return std::nullopt;
         return CudaMembership{std::string(rule.family), major + rule.offset};
     }
     // libcusolverMg follows libcusolver.
-    if (stem == "libcusolverMg") return CudaMembership{"cusolver", major + 1};
+    if (stem == "libcusolverMg")
+        return CudaMembership{"cusolver", major + 1};
     return std::nullopt;
 }
 

@@ -10,17 +10,21 @@
 namespace rootlock::check {
 
 bool is_extension_name(std::string_view name) {
-    if (name.size() < 4 || name.substr(name.size() - 3) != ".so") return false;
+    if (name.size() < 4 || name.substr(name.size() - 3) != ".so")
+        return false;
     std::string_view stem = name.substr(0, name.size() - 3);
     size_t dot = stem.find('.');
     std::string_view module = stem.substr(0, dot);
-    if (module.empty()) return false;
+    if (module.empty())
+        return false;
     for (char c : module) {
-        bool ident = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                     c == '_';
-        if (!ident) return false;
+        bool ident =
+            (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        if (!ident)
+            return false;
     }
-    if (dot == std::string_view::npos) return true;
+    if (dot == std::string_view::npos)
+        return true;
     std::string_view tag = stem.substr(dot + 1);
     return tag == "abi3" || tag.substr(0, 8) == "cpython-" || tag.substr(0, 5) == "pypy3";
 }
@@ -39,36 +43,44 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
     std::set<uint64_t> seen_identity;
     for (const auto& start : paths) {
         fs::walk(tree, start, [&](const std::string& path, const fs::NodeStat& stat) {
-            if (stat.kind != fs::NodeKind::regular) return;
-            if (!seen.insert(path).second) return;
+            if (stat.kind != fs::NodeKind::regular)
+                return;
+            if (!seen.insert(path).second)
+                return;
             // A file reached twice through hard links is one object.
-            if (stat.identity != 0 && !seen_identity.insert(stat.identity).second) return;
+            if (stat.identity != 0 && !seen_identity.insert(stat.identity).second)
+                return;
             fs::ElfProbe probe = tree.probe_elf(path);
             if (probe.outcome == fs::ElfProbe::Outcome::malformed) {
                 scan.bad_objects.emplace_back(path, probe.error);
                 return;
             }
-            if (probe.outcome != fs::ElfProbe::Outcome::elf) return;
+            if (probe.outcome != fs::ElfProbe::Outcome::elf)
+                return;
             const elf::ElfInfo& info = *probe.info;
-            if (info.type != elf::k_type_dyn && info.type != elf::k_type_exec) return;
+            if (info.type != elf::k_type_dyn && info.type != elf::k_type_exec)
+                return;
             if (info.elf_class != target.elf_class || info.machine != target.machine) {
                 ++scan.foreign;
                 return;
             }
-            if (!info.soname.empty()) scan.by_soname[info.soname].push_back(path);
+            if (!info.soname.empty())
+                scan.by_soname[info.soname].push_back(path);
             scan.by_filename[fs::basename(path)].push_back(path);
-            if (!info.has_dynamic) return;  // static: nothing to resolve
+            if (!info.has_dynamic)
+                return;  // static: nothing to resolve
             ScannedObject object;
             object.path = path;
             object.info = probe.info;
             for (size_t i = 0; i < site_dirs.size(); ++i) {
-                if (under(path, site_dirs[i])) object.environment = static_cast<int>(i);
+                if (under(path, site_dirs[i]))
+                    object.environment = static_cast<int>(i);
             }
             if (!info.interpreter.empty()) {
                 object.role = Role::program;
             } else if (object.environment >= 0 && is_extension_name(fs::basename(path)) &&
-                       (info.soname.empty() || fs::basename(path).find('.') !=
-                                                   fs::basename(path).rfind('.'))) {
+                       (info.soname.empty() ||
+                        fs::basename(path).find('.') != fs::basename(path).rfind('.'))) {
                 // "name.cpython-311-....so" is always an extension; a plain "name.so" only
                 // without a SONAME, since "libfoo.so" libraries look the same.
                 object.role = Role::extension;
@@ -78,8 +90,10 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
     }
     std::sort(scan.objects.begin(), scan.objects.end(),
               [](const ScannedObject& a, const ScannedObject& b) { return a.path < b.path; });
-    for (auto& [name, list] : scan.by_soname) std::sort(list.begin(), list.end());
-    for (auto& [name, list] : scan.by_filename) std::sort(list.begin(), list.end());
+    for (auto& [name, list] : scan.by_soname)
+        std::sort(list.begin(), list.end());
+    for (auto& [name, list] : scan.by_filename)
+        std::sort(list.begin(), list.end());
     return scan;
 }
 

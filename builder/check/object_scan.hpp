@@ -23,10 +23,10 @@ struct ScannedObject {
 };
 
 struct Scan {
-    std::vector<ScannedObject> objects;  // sorted by path
+    std::vector<ScannedObject> objects;                            // sorted by path
     std::vector<std::pair<std::string, std::string>> bad_objects;  // path, problem
-    std::map<std::string, std::vector<std::string>> by_soname;    // soname -> paths
-    std::map<std::string, std::vector<std::string>> by_filename;  // file name -> paths
+    std::map<std::string, std::vector<std::string>> by_soname;     // soname -> paths
+    std::map<std::string, std::vector<std::string>> by_filename;   // file name -> paths
     size_t foreign = 0;  // objects of another class or machine, not checked
 };
 
@@ -35,8 +35,8 @@ struct Scan {
 Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& paths,
                   const loader::Target& target, const std::vector<std::string>& site_dirs);
 
-// True for a file name CPython imports as an extension module ("_C.cpython-311-x86_64-linux-gnu.so",
-// "foo.abi3.so", "bar.so").
+// True for a file name CPython imports as an extension module
+// ("_C.cpython-311-x86_64-linux-gnu.so", "foo.abi3.so", "bar.so").
 bool is_extension_name(std::string_view name);
 
 }  // namespace rootlock::check

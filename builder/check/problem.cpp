@@ -14,7 +14,8 @@ nlohmann::ordered_json to_json(const Problem& problem) {
     nlohmann::ordered_json out;
     out["kind"] = problem.kind;
     out["severity"] = severity_name(problem.severity);
-    for (const auto& [key, value] : problem.fields.items()) out[key] = value;
+    for (const auto& [key, value] : problem.fields.items())
+        out[key] = value;
     return out;
 }
 
@@ -22,11 +23,12 @@ namespace {
 // Reports lead with what stops a program from starting, then what is broken on disk, then
 // hazards; kinds not listed sort after these, by name.
 char kind_rank(const std::string& kind) {
-    static const char* const k_order[] = {"missing-soname", "missing-version", "bad-object",
-                                          "cuda-major-mix", "missing-record-file",
-                                          "broken-environment", "unsafe-path", "shared-path"};
+    static const char* const k_order[] = {
+        "missing-soname",      "missing-version",    "bad-object",  "cuda-major-mix",
+        "missing-record-file", "broken-environment", "unsafe-path", "shared-path"};
     for (size_t i = 0; i < std::size(k_order); ++i) {
-        if (kind == k_order[i]) return static_cast<char>('a' + i);
+        if (kind == k_order[i])
+            return static_cast<char>('a' + i);
     }
     return 'z';
 }
@@ -43,7 +45,8 @@ void sort_problems(std::vector<Problem>& problems) {
     std::sort(keyed.begin(), keyed.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     problems.clear();
-    for (auto& [key, problem] : keyed) problems.push_back(std::move(problem));
+    for (auto& [key, problem] : keyed)
+        problems.push_back(std::move(problem));
 }
 
 }  // namespace rootlock::check

@@ -13,7 +13,7 @@ namespace rootlock::check {
 enum class Severity : uint8_t { error, warning };
 
 struct Problem {
-    std::string kind;       // "missing-soname", "missing-version", ...
+    std::string kind;  // "missing-soname", "missing-version", ...
     Severity severity = Severity::error;
     nlohmann::ordered_json fields;  // the kind's fields, in contract order
 };

@@ -15,7 +15,8 @@ namespace rootlock::check {
 util::Result<EnvironmentSet> load_environments(const fs::FileTree& tree,
                                                const std::vector<std::string>& paths) {
     auto found = python::find_environments(tree, paths);
-    if (!found) return found.error();
+    if (!found)
+        return found.error();
     EnvironmentSet set;
     for (auto& environment : found.value()) {
         set.site_dirs.push_back(environment.site_packages);
@@ -41,8 +42,8 @@ void add_environment_problems(const fs::FileTree& tree, const EnvironmentSet& en
                                               auto it = sizes.find(path);
                                               return it != sizes.end() && it->second == 0U;
                                           });
-            Problem problem{"missing-record-file", only_empty ? Severity::warning : Severity::error,
-                            {}};
+            Problem problem{
+                "missing-record-file", only_empty ? Severity::warning : Severity::error, {}};
             problem.fields["dist"] = missing.dist;
             problem.fields["version"] = missing.version;
             problem.fields["paths"] = missing.paths;
@@ -72,7 +73,8 @@ util::Result<std::set<std::string>> uninstall_set(const fs::FileTree& tree,
         bool found = false;
         for (const auto& environment : environments.environments) {
             const python::Distribution* dist = python::find_distribution(environment, name);
-            if (dist == nullptr) continue;
+            if (dist == nullptr)
+                continue;
             found = true;
             auto paths = python::uninstall_paths(tree, environment, *dist);
             hidden.insert(paths.begin(), paths.end());

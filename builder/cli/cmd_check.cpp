@@ -26,29 +26,35 @@ struct CheckCliOptions {
 
 int run_check_command(const CheckCliOptions& options) {
     auto tree = open_root(options.root);
-    if (!tree) return fail_usage(tree.error().text());
+    if (!tree)
+        return fail_usage(tree.error().text());
     check::CheckOptions check_options;
     if (!options.paths.empty()) {
         check_options.paths.clear();
-        for (const auto& path : options.paths) check_options.paths.push_back(fs::normalize(path));
+        for (const auto& path : options.paths)
+            check_options.paths.push_back(fs::normalize(path));
     }
     check_options.without = options.without;
     check_options.model.extra_host_provided = options.host_provides;
     if (!options.ld_library_path.empty()) {
-        check_options.model.ld_library_path = loader::split_path_list(options.ld_library_path, true);
+        check_options.model.ld_library_path =
+            loader::split_path_list(options.ld_library_path, true);
     }
     if (!options.hwcaps.empty()) {
         for (auto& level : loader::split_path_list(options.hwcaps)) {
-            if (!level.empty()) check_options.model.overrides.hwcaps.push_back(level);
+            if (!level.empty())
+                check_options.model.overrides.hwcaps.push_back(level);
         }
     }
     auto report = check::run_check(*tree.value(), check_options);
-    if (!report) return fail_usage(report.error().text());
+    if (!report)
+        return fail_usage(report.error().text());
 
     for (const auto& [path, problem] : tree_issues(*tree.value())) {
         check::Problem issue{"unsafe-path", check::Severity::error, {}};
         // Paths inside the root are absolute; an entry that never made it in keeps its name.
-        bool climbs = path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos;
+        bool climbs =
+            path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos;
         issue.fields["path"] = path.empty() || path[0] == '/' || climbs ? path : "/" + path;
         issue.fields["problem"] = problem;
         report->problems.push_back(std::move(issue));
@@ -62,9 +68,11 @@ int run_check_command(const CheckCliOptions& options) {
         out["objects"] = report->objects;
         out["root"] = options.root;
         out["problems"] = nlohmann::ordered_json::array();
-        for (const auto& problem : report->problems) out["problems"].push_back(check::to_json(problem));
+        for (const auto& problem : report->problems)
+            out["problems"].push_back(check::to_json(problem));
         out["notes"] = report->notes;
-        if (!options.without.empty()) out["without_hidden"] = report->without_hidden.size();
+        if (!options.without.empty())
+            out["without_hidden"] = report->without_hidden.size();
         fmt::print("{}\n", out.dump(2));
     } else {
         fmt::print("{}", render_report(report.value(), options.root, Style(stdout)));
@@ -77,13 +85,15 @@ void register_check(CLI::App& app, std::function<int()>& run) {
     auto options = std::make_shared<CheckCliOptions>();
     CLI::App* cmd = app.add_subcommand(
         "check", "Prove that every ELF object finds every library and symbol version it needs");
-    cmd->add_option("--root", options->root, "Root directory or rootfs tarball")->capture_default_str();
+    cmd->add_option("--root", options->root, "Root directory or rootfs tarball")
+        ->capture_default_str();
     cmd->add_flag("--json", options->json, "Machine-readable report");
     cmd->add_option("--without", options->without,
                     "Check as if DIST were uninstalled the way pip does it (repeatable)")
         ->allow_extra_args(false);
-    cmd->add_option("--host-provides", options->host_provides,
-                    "A soname the host supplies at run time, beyond the NVIDIA driver's (repeatable)")
+    cmd->add_option(
+           "--host-provides", options->host_provides,
+           "A soname the host supplies at run time, beyond the NVIDIA driver's (repeatable)")
         ->allow_extra_args(false);
     cmd->add_option("--ld-library-path", options->ld_library_path,
                     "Model an LD_LIBRARY_PATH set in the container");

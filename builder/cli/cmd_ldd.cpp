@@ -33,7 +33,8 @@ std::string describe_via(const loader::LoadSession& session, const loader::Loade
 
 int run_ldd(const LddOptions& options) {
     auto tree = open_root(options.root);
-    if (!tree) return fail_usage(tree.error().text());
+    if (!tree)
+        return fail_usage(tree.error().text());
     loader::ModelOptions model_options;
     model_options.simulate_missing_cache = false;  // ld.so itself searches without a cache
     if (!options.ld_library_path.empty()) {
@@ -46,17 +47,21 @@ int run_ldd(const LddOptions& options) {
                 size_t start = 0;
                 while (start <= part.size()) {
                     size_t comma = part.find(',', start);
-                    if (comma == std::string::npos) comma = part.size();
-                    if (comma > start) model_options.overrides.hwcaps.push_back(part.substr(start, comma - start));
+                    if (comma == std::string::npos)
+                        comma = part.size();
+                    if (comma > start)
+                        model_options.overrides.hwcaps.push_back(part.substr(start, comma - start));
                     start = comma + 1;
                 }
             }
         }
     }
-    if (!options.platform.empty()) model_options.overrides.platform = options.platform;
+    if (!options.platform.empty())
+        model_options.overrides.platform = options.platform;
     model_options.extra_host_provided = options.host_provides;
     auto model = loader::open_root_model(*tree.value(), model_options);
-    if (!model) return fail_usage(model.error().text());
+    if (!model)
+        return fail_usage(model.error().text());
 
     Style style(stdout);
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -69,13 +74,15 @@ int run_ldd(const LddOptions& options) {
         entry["problems"] = nlohmann::ordered_json::array();
         if (!session.load_main(file, false)) {
             broken = true;
-            entry["problems"].push_back({{"kind", "bad-object"}, {"path", file},
-                                         {"problem", session.main_error()}});
-            if (!options.json) fmt::print("{}:\n\t{}\n", style.bold(file), style.red(session.main_error()));
+            entry["problems"].push_back(
+                {{"kind", "bad-object"}, {"path", file}, {"problem", session.main_error()}});
+            if (!options.json)
+                fmt::print("{}:\n\t{}\n", style.bold(file), style.red(session.main_error()));
             out.push_back(entry);
             continue;
         }
-        if (!options.json) fmt::print("{}:\n", style.bold(file));
+        if (!options.json)
+            fmt::print("{}:\n", style.bold(file));
         for (int index : session.list_order()) {
             const auto& object = session.objects()[static_cast<size_t>(index)];
             nlohmann::ordered_json item;
@@ -86,7 +93,8 @@ int run_ldd(const LddOptions& options) {
             if (object.via == loader::Via::rpath && object.via_object >= 0) {
                 item["via_object"] = session.objects()[static_cast<size_t>(object.via_object)].name;
             }
-            if (!object.fatal.empty()) item["error"] = object.fatal;
+            if (!object.fatal.empty())
+                item["error"] = object.fatal;
             entry["loaded"].push_back(item);
             if (object.faked) {
                 broken = true;
@@ -102,14 +110,16 @@ int run_ldd(const LddOptions& options) {
                                         : file});
                 entry["problems"].push_back(problem);
             }
-            if (options.json) continue;
+            if (options.json)
+                continue;
             if (object.faked) {
                 std::string why = object.fatal.empty() ? "not found" : object.fatal;
                 fmt::print("\t{} => {}\n", object.first_request, style.red(why));
             } else if (object.via == loader::Via::host_provided) {
                 fmt::print("\t{} => {}\n", object.first_request, style.yellow("host-provided"));
             } else if (object.first_request == object.name) {
-                fmt::print("\t{} {}\n", object.name, style.dim("(" + describe_via(session, object) + ")"));
+                fmt::print("\t{} {}\n", object.name,
+                           style.dim("(" + describe_via(session, object) + ")"));
             } else {
                 fmt::print("\t{} => {} {}\n", object.first_request, object.name,
                            style.dim("(" + describe_via(session, object) + ")"));
@@ -119,20 +129,26 @@ int run_ldd(const LddOptions& options) {
             broken = true;
             const auto& needer = session.objects()[static_cast<size_t>(gap.object)];
             const auto& provider = session.objects()[static_cast<size_t>(gap.provider)];
-            entry["problems"].push_back({{"kind", "missing-version"}, {"soname", gap.file},
-                                         {"version", gap.version},
-                                         {"needed_by", nlohmann::ordered_json::array({needer.name})},
-                                         {"provider", provider.name}});
+            entry["problems"].push_back(
+                {{"kind", "missing-version"},
+                 {"soname", gap.file},
+                 {"version", gap.version},
+                 {"needed_by", nlohmann::ordered_json::array({needer.name})},
+                 {"provider", provider.name}});
             if (!options.json) {
-                fmt::print("\t{}\n", style.red(fmt::format("version `{}' not found (required by {})",
-                                                           gap.version, needer.name)));
+                fmt::print("\t{}\n",
+                           style.red(fmt::format("version `{}' not found (required by {})",
+                                                 gap.version, needer.name)));
             }
         }
         out.push_back(entry);
     }
-    if (options.json) fmt::print("{}\n", out.dump(2));
-    for (const auto& note : model->context->notes()) fmt::print(stderr, "note: {}\n", note);
-    for (const auto& note : model->notes) fmt::print(stderr, "note: {}\n", note);
+    if (options.json)
+        fmt::print("{}\n", out.dump(2));
+    for (const auto& note : model->context->notes())
+        fmt::print(stderr, "note: {}\n", note);
+    for (const auto& note : model->notes)
+        fmt::print(stderr, "note: {}\n", note);
     return broken ? k_exit_problems : k_exit_ok;
 }
 }  // namespace
@@ -140,11 +156,13 @@ int run_ldd(const LddOptions& options) {
 void register_ldd(CLI::App& app, std::function<int()>& run) {
     auto options = std::make_shared<LddOptions>();
     CLI::App* cmd = app.add_subcommand("ldd", "What glibc would load for FILE inside the root");
-    cmd->add_option("--root", options->root, "Root directory or rootfs tarball")->capture_default_str();
+    cmd->add_option("--root", options->root, "Root directory or rootfs tarball")
+        ->capture_default_str();
     cmd->add_flag("--json", options->json, "Machine-readable output");
     cmd->add_option("--ld-library-path", options->ld_library_path, "Model LD_LIBRARY_PATH");
-    cmd->add_option("--hwcaps", options->hwcaps,
-                    "glibc-hwcaps levels the target CPU supports, highest first (x86-64-v3,x86-64-v2)");
+    cmd->add_option(
+        "--hwcaps", options->hwcaps,
+        "glibc-hwcaps levels the target CPU supports, highest first (x86-64-v3,x86-64-v2)");
     cmd->add_option("--platform", options->platform, "AT_PLATFORM of the target CPU ($PLATFORM)");
     cmd->add_option("--host-provides", options->host_provides,
                     "A soname the host supplies at run time (repeatable)")

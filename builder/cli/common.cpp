@@ -30,13 +30,15 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
     }
     if (S_ISDIR(st.st_mode)) {
         auto directory = fs::DirectoryTree::create(root);
-        if (!directory) return directory.error();
+        if (!directory)
+            return directory.error();
         std::unique_ptr<fs::FileTree> tree = std::move(directory.value());
         return tree;
     }
     if (S_ISREG(st.st_mode)) {
         auto tar = fs::TarTree::open(root, fs::TarOptions{});
-        if (!tar) return tar.error();
+        if (!tar)
+            return tar.error();
         std::unique_ptr<fs::FileTree> tree = std::move(tar.value());
         return tree;
     }
@@ -46,7 +48,8 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
 std::vector<std::pair<std::string, std::string>> tree_issues(const fs::FileTree& tree) {
     std::vector<std::pair<std::string, std::string>> out;
     if (const auto* tar = dynamic_cast<const fs::TarTree*>(&tree)) {
-        for (const auto& issue : tar->issues()) out.emplace_back(issue.path, issue.problem);
+        for (const auto& issue : tar->issues())
+            out.emplace_back(issue.path, issue.problem);
     }
     return out;
 }
@@ -55,13 +58,24 @@ Style::Style(FILE* stream)
     : m_colour(::isatty(::fileno(stream)) != 0 && std::getenv("NO_COLOR") == nullptr) {}
 
 std::string Style::wrap(std::string_view code, std::string_view text) const {
-    if (!m_colour) return std::string(text);
+    if (!m_colour)
+        return std::string(text);
     return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
 }
-std::string Style::bold(std::string_view text) const { return wrap("1", text); }
-std::string Style::red(std::string_view text) const { return wrap("1;31", text); }
-std::string Style::yellow(std::string_view text) const { return wrap("33", text); }
-std::string Style::green(std::string_view text) const { return wrap("32", text); }
-std::string Style::dim(std::string_view text) const { return wrap("2", text); }
+std::string Style::bold(std::string_view text) const {
+    return wrap("1", text);
+}
+std::string Style::red(std::string_view text) const {
+    return wrap("1;31", text);
+}
+std::string Style::yellow(std::string_view text) const {
+    return wrap("33", text);
+}
+std::string Style::green(std::string_view text) const {
+    return wrap("32", text);
+}
+std::string Style::dim(std::string_view text) const {
+    return wrap("2", text);
+}
 
 }  // namespace rootlock::cli

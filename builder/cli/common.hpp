@@ -30,7 +30,7 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root);
 std::vector<std::pair<std::string, std::string>> tree_issues(const fs::FileTree& tree);
 
 class Style {
-public:
+  public:
     explicit Style(FILE* stream);
     std::string bold(std::string_view text) const;
     std::string red(std::string_view text) const;
@@ -38,7 +38,7 @@ public:
     std::string green(std::string_view text) const;
     std::string dim(std::string_view text) const;
 
-private:
+  private:
     std::string wrap(std::string_view code, std::string_view text) const;
     bool m_colour;
 };

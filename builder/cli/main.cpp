@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
     // libarchive converts entry names through the locale; a fixed UTF-8 one keeps output stable.
     std::setlocale(LC_ALL, "C.UTF-8");
     using namespace rootlock::cli;
-    CLI::App app{"rootlock: prove a root filesystem's shared-library closure, as glibc would load it"};
+    CLI::App app{
+        "rootlock: prove a root filesystem's shared-library closure, as glibc would load it"};
     app.set_version_flag("--version", std::string("rootlock ") + ROOTLOCK_VERSION);
     app.require_subcommand(1);
     std::function<int()> run;

@@ -14,13 +14,20 @@ std::string plural(size_t count, std::string_view one, std::string_view many) {
 }
 
 const char* group_title(const std::string& kind) {
-    if (kind == "missing-soname") return "missing shared libraries";
-    if (kind == "missing-version") return "missing symbol versions";
-    if (kind == "missing-record-file") return "distributions whose files are gone (metadata-only installs)";
-    if (kind == "shared-path") return "paths claimed by two distributions (uninstalling one breaks the other)";
-    if (kind == "cuda-major-mix") return "closures mixing CUDA majors";
-    if (kind == "bad-object") return "objects the loader would reject";
-    if (kind == "unsafe-path") return "unsafe paths in the tree";
+    if (kind == "missing-soname")
+        return "missing shared libraries";
+    if (kind == "missing-version")
+        return "missing symbol versions";
+    if (kind == "missing-record-file")
+        return "distributions whose files are gone (metadata-only installs)";
+    if (kind == "shared-path")
+        return "paths claimed by two distributions (uninstalling one breaks the other)";
+    if (kind == "cuda-major-mix")
+        return "closures mixing CUDA majors";
+    if (kind == "bad-object")
+        return "objects the loader would reject";
+    if (kind == "unsafe-path")
+        return "unsafe paths in the tree";
     return "other problems";
 }
 
@@ -33,7 +40,8 @@ void list_paths(std::string& out, const char* label, const nlohmann::ordered_jso
             break;
         }
         std::string prefix = shown == 0 ? std::string(label) : std::string(std::strlen(label), ' ');
-        if (!prefix.empty()) prefix += ' ';
+        if (!prefix.empty())
+            prefix += ' ';
         out += fmt::format("    {}{}\n", prefix, path.get<std::string>());
         ++shown;
     }
@@ -58,23 +66,27 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
                            f["soname"].get<std::string>(), f["provider"].get<std::string>());
         list_paths(out, "needed by", f["needed_by"]);
     } else if (kind == "missing-record-file") {
-        out += fmt::format("  {} {}: {} listed in RECORD but missing\n",
-                           style.bold(f["dist"].get<std::string>()), f["version"].get<std::string>(),
-                           plural(f["paths"].size(), "file", "files"));
+        out += fmt::format(
+            "  {} {}: {} listed in RECORD but missing\n", style.bold(f["dist"].get<std::string>()),
+            f["version"].get<std::string>(), plural(f["paths"].size(), "file", "files"));
         list_paths(out, "e.g.", f["paths"], 3);
     } else if (kind == "shared-path") {
         std::string dists;
-        for (const auto& d : f["dists"]) dists += (dists.empty() ? "" : ", ") + d.get<std::string>();
+        for (const auto& d : f["dists"])
+            dists += (dists.empty() ? "" : ", ") + d.get<std::string>();
         out += fmt::format("  {}\n    claimed by {}\n", f["path"].get<std::string>(), dists);
     } else if (kind == "cuda-major-mix") {
         std::string majors;
-        for (const auto& m : f["majors"]) majors += (majors.empty() ? "" : " and ") + std::to_string(m.get<int>());
-        out += fmt::format("  {}: CUDA {} in one process\n", style.bold(f["family"].get<std::string>()), majors);
+        for (const auto& m : f["majors"])
+            majors += (majors.empty() ? "" : " and ") + std::to_string(m.get<int>());
+        out += fmt::format("  {}: CUDA {} in one process\n",
+                           style.bold(f["family"].get<std::string>()), majors);
         list_paths(out, "objects", f["objects"]);
     } else if (kind == "bad-object") {
         out += fmt::format("  {}: {}\n", style.bold(f["path"].get<std::string>()),
                            f["problem"].get<std::string>());
-        if (f.contains("needed_by")) list_paths(out, "needed by", f["needed_by"]);
+        if (f.contains("needed_by"))
+            list_paths(out, "needed by", f["needed_by"]);
     } else {
         out += fmt::format("  {}\n", f.dump());
     }
@@ -101,8 +113,8 @@ void render_shared_paths(std::string& out, const std::vector<const check::Proble
 std::string render_report(const check::CheckReport& report, const std::string& root,
                           const Style& style) {
     std::string out;
-    out += fmt::format("rootlock check: {} ({} checked)\n",
-                       root, plural(report.objects, "ELF object", "ELF objects"));
+    out += fmt::format("rootlock check: {} ({} checked)\n", root,
+                       plural(report.objects, "ELF object", "ELF objects"));
     if (!report.without_hidden.empty()) {
         out += fmt::format("as if uninstalled: {} hidden\n",
                            plural(report.without_hidden.size(), "path", "paths"));
@@ -112,7 +124,8 @@ std::string render_report(const check::CheckReport& report, const std::string& r
     std::vector<std::pair<std::string, bool>> order;
     for (const auto& problem : report.problems) {
         std::pair<std::string, bool> key{problem.kind, problem.severity == check::Severity::error};
-        if (groups.find(key) == groups.end()) order.push_back(key);
+        if (groups.find(key) == groups.end())
+            order.push_back(key);
         groups[key].push_back(&problem);
     }
     size_t errors = 0;
@@ -123,21 +136,24 @@ std::string render_report(const check::CheckReport& report, const std::string& r
         bool error = key.second;
         (error ? errors : warnings) += list.size();
         std::string head = fmt::format("{} {}", list.size(), group_title(kind));
-        out += fmt::format("\n{} {}\n", error ? style.red("error:") : style.yellow("warning:"), head);
+        out +=
+            fmt::format("\n{} {}\n", error ? style.red("error:") : style.yellow("warning:"), head);
         if (kind == "shared-path") {
             render_shared_paths(out, list, style);
             continue;
         }
-        for (const auto* problem : list) render_problem(out, *problem, style);
+        for (const auto* problem : list)
+            render_problem(out, *problem, style);
     }
     if (!report.notes.empty()) {
         out += "\nnotes:\n";
-        for (const auto& note : report.notes) out += fmt::format("  {}\n", note);
+        for (const auto& note : report.notes)
+            out += fmt::format("  {}\n", note);
     }
     if (report.ok) {
-        out += fmt::format("\n{} every object finds every library and version it needs{}\n",
-                           style.green("OK:"),
-                           warnings ? fmt::format(" ({})", plural(warnings, "warning", "warnings")) : "");
+        out += fmt::format(
+            "\n{} every object finds every library and version it needs{}\n", style.green("OK:"),
+            warnings ? fmt::format(" ({})", plural(warnings, "warning", "warnings")) : "");
     } else {
         out += fmt::format("\n{} {}, {}\n", style.red("FAILED:"), plural(errors, "error", "errors"),
                            plural(warnings, "warning", "warnings"));

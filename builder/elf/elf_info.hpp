@@ -60,9 +60,9 @@ struct VersionNeed {
 
 // One version an object defines (a DT_VERDEF entry; the first aux name is the version).
 struct VersionDef {
-    std::string name;     // e.g. "GLIBC_2.34", or the object's own soname for the base entry
-    uint16_t index = 0;   // vd_ndx
-    uint16_t flags = 0;   // VER_FLG_BASE = 1, VER_FLG_WEAK = 2
+    std::string name;    // e.g. "GLIBC_2.34", or the object's own soname for the base entry
+    uint16_t index = 0;  // vd_ndx
+    uint16_t flags = 0;  // VER_FLG_BASE = 1, VER_FLG_WEAK = 2
     uint32_t hash = 0;
     std::vector<std::string> parents;  // further aux names (predecessors)
     bool is_base() const { return (flags & 1U) != 0; }
@@ -82,12 +82,12 @@ struct ElfInfo {
     ElfClass elf_class = ElfClass::elf64;
     ByteOrder byte_order = ByteOrder::little;
     uint8_t os_abi = 0;
-    uint16_t type = 0;     // k_type_*
-    uint16_t machine = 0;  // k_machine_*
+    uint16_t type = 0;         // k_type_*
+    uint16_t machine = 0;      // k_machine_*
     bool has_dynamic = false;  // a PT_DYNAMIC segment was present
 
-    std::string interpreter;  // PT_INTERP, empty when absent
-    std::string soname;       // DT_SONAME, empty when absent
+    std::string interpreter;          // PT_INTERP, empty when absent
+    std::string soname;               // DT_SONAME, empty when absent
     std::vector<std::string> needed;  // DT_NEEDED, in order
     // DT_RPATH and DT_RUNPATH, split on ':' (empty elements kept: glibc treats them as ".").
     std::optional<std::vector<std::string>> rpath;

@@ -59,7 +59,8 @@ std::string errno_text(int error_number) {
 }
 
 uint8_t ident_class_of(std::span<const std::byte> head) {
-    if (head.size() < 5 || !elf::has_elf_magic(head)) return 0;
+    if (head.size() < 5 || !elf::has_elf_magic(head))
+        return 0;
     return static_cast<uint8_t>(head[4]);
 }
 

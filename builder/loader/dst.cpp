@@ -9,7 +9,8 @@ size_t token_length(std::string_view text, size_t pos, std::string_view name) {
     std::string_view rest = text.substr(pos + 1);
     if (rest.substr(0, name.size()) == name) {
         // "$ORIGINAL" is not "$ORIGIN": the name must end at a non-identifier character.
-        if (rest.size() == name.size()) return name.size() + 1;
+        if (rest.size() == name.size())
+            return name.size() + 1;
         char next = rest[name.size()];
         bool ident = (next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z') ||
                      (next >= '0' && next <= '9') || next == '_';
@@ -71,8 +72,10 @@ std::vector<std::string> split_path_list(std::string_view list, bool allow_semic
 
 std::string origin_of(std::string_view name) {
     size_t slash = name.rfind('/');
-    if (slash == std::string_view::npos) return "/";
-    if (slash == 0) return "/";
+    if (slash == std::string_view::npos)
+        return "/";
+    if (slash == 0)
+        return "/";
     return std::string(name.substr(0, slash));
 }
 

@@ -15,8 +15,8 @@ namespace rootlock::loader {
 const std::vector<std::string>& default_host_provided() {
     // cuda-stacks.toml [[host_driver_lib]] entries with a known soname.
     static const std::vector<std::string> k_sonames{
-        "libcuda.so.1",           "libnvidia-ml.so.1",   "libnvidia-ptxjitcompiler.so.1",
-        "libnvidia-nvvm.so.4",    "libnvidia-opencl.so.1", "libcudadebugger.so.1",
+        "libcuda.so.1",        "libnvidia-ml.so.1",     "libnvidia-ptxjitcompiler.so.1",
+        "libnvidia-nvvm.so.4", "libnvidia-opencl.so.1", "libcudadebugger.so.1",
     };
     return k_sonames;
 }
@@ -32,18 +32,21 @@ CacheLookupTarget lookup_target(const Target& target) {
 
 util::Result<RootModel> open_root_model(const fs::FileTree& tree, const ModelOptions& options) {
     auto target = detect_target(tree, options.overrides);
-    if (!target) return target.error();
+    if (!target)
+        return target.error();
 
     RootModel model;
     std::optional<CacheIndex> cache;
     auto cache_file = fs::resolve(tree, "/etc/ld.so.cache");
     if (cache_file && cache_file->stat.kind == fs::NodeKind::regular) {
         auto bytes = tree.read_file(cache_file->path);
-        if (!bytes) return bytes.error();
+        if (!bytes)
+            return bytes.error();
         std::span<const std::byte> view(reinterpret_cast<const std::byte*>(bytes->data()),
                                         bytes->size());
         auto parsed = parse_ld_so_cache(view, "/etc/ld.so.cache");
-        if (!parsed) return parsed.error();
+        if (!parsed)
+            return parsed.error();
         cache.emplace(std::move(parsed.value()), lookup_target(*target));
     } else if (options.simulate_missing_cache) {
         ScanOptions scan;
@@ -52,14 +55,16 @@ util::Result<RootModel> open_root_model(const fs::FileTree& tree, const ModelOpt
         scan.elf_class = target->elf_class;
         scan.machine = target->machine;
         auto simulated = simulate_ldconfig(tree, scan);
-        if (!simulated) return simulated.error();
+        if (!simulated)
+            return simulated.error();
         cache.emplace(std::move(simulated.value()), lookup_target(*target));
         model.notes.push_back(
             "no /etc/ld.so.cache in the root: modelled the cache ldconfig would build from "
             "/etc/ld.so.conf");
     } else {
-        model.notes.push_back("no /etc/ld.so.cache in the root: only the default directories "
-                              "are searched after RUNPATH");
+        model.notes.push_back(
+            "no /etc/ld.so.cache in the root: only the default directories "
+            "are searched after RUNPATH");
     }
 
     LoaderEnvironment environment;

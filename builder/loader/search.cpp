@@ -6,8 +6,8 @@
 
 namespace rootlock::loader {
 
-SearchContext::SearchContext(const fs::FileTree& tree, Target target,
-                             LoaderEnvironment environment, std::optional<CacheIndex> cache)
+SearchContext::SearchContext(const fs::FileTree& tree, Target target, LoaderEnvironment environment,
+                             std::optional<CacheIndex> cache)
     : m_tree(tree),
       m_target(std::move(target)),
       m_environment(std::move(environment)),
@@ -15,18 +15,22 @@ SearchContext::SearchContext(const fs::FileTree& tree, Target target,
       m_resolver(tree),
       m_subdirs(hwcaps_subdirs(m_target)) {}
 
-void SearchContext::note(std::string text) { m_notes.insert(std::move(text)); }
+void SearchContext::note(std::string text) {
+    m_notes.insert(std::move(text));
+}
 
 const SearchContext::Listing& SearchContext::listing(const std::string& dir) {
     auto it = m_listings.find(dir);
-    if (it != m_listings.end()) return it->second;
+    if (it != m_listings.end())
+        return it->second;
     Listing entry;
     if (auto resolved = m_resolver.resolve(dir.empty() ? "/" : dir);
         resolved && resolved->stat.kind == fs::NodeKind::directory) {
         if (auto names = m_tree.list(resolved->path)) {
             entry.exists = true;
             entry.canonical = resolved->path;
-            for (auto& child : names.value()) entry.names.insert(std::move(child.name));
+            for (auto& child : names.value())
+                entry.names.insert(std::move(child.name));
         }
     }
     return m_listings.emplace(dir, std::move(entry)).first->second;
@@ -34,7 +38,8 @@ const SearchContext::Listing& SearchContext::listing(const std::string& dir) {
 
 Attempt SearchContext::try_path(const std::string& path) {
     auto cached = m_attempts.find(path);
-    if (cached != m_attempts.end()) return cached->second;
+    if (cached != m_attempts.end())
+        return cached->second;
 
     Attempt attempt;
     size_t slash = path.rfind('/');
@@ -59,7 +64,8 @@ Attempt SearchContext::try_path(const std::string& path) {
         }
         switch (probe.outcome) {
             case PO::missing:
-            case PO::not_regular: break;
+            case PO::not_regular:
+                break;
             case PO::too_short:
                 attempt.outcome = Attempt::Outcome::fatal;
                 attempt.error = "file too short";
@@ -89,8 +95,8 @@ Attempt SearchContext::try_path(const std::string& path) {
                                         : "only ET_DYN and ET_EXEC can be loaded";
                 } else {
                     attempt.outcome = Attempt::Outcome::accepted;
-                    attempt.found = Found{path, resolved->path, resolved->stat.identity,
-                                          probe.info};
+                    attempt.found =
+                        Found{path, resolved->path, resolved->stat.identity, probe.info};
                 }
                 break;
             }
@@ -103,27 +109,35 @@ DirSearch SearchContext::search_dirs(std::string_view name, const std::vector<st
     DirSearch result;
     for (const auto& dir : dirs) {
         const Listing& top = listing(dir);
-        if (!top.exists) continue;
+        if (!top.exists)
+            continue;
         std::string prefix = dir.empty() || dir.back() != '/' ? dir + "/" : dir;
         if (m_target.hwcaps.empty() && top.names.count("glibc-hwcaps") != 0) {
-            note(fmt::format("{}glibc-hwcaps exists: which copy loads there depends on the CPU "
-                             "(name the levels with --hwcaps)",
-                             prefix));
+            note(
+                fmt::format("{}glibc-hwcaps exists: which copy loads there depends on the CPU "
+                            "(name the levels with --hwcaps)",
+                            prefix));
         }
         std::vector<std::string> candidates;
-        for (const auto& sub : m_subdirs) candidates.push_back(prefix + sub + "/" + std::string(name));
+        for (const auto& sub : m_subdirs)
+            candidates.push_back(prefix + sub + "/" + std::string(name));
         candidates.push_back(prefix + std::string(name));
         for (const auto& candidate : candidates) {
             Attempt attempt = try_path(candidate);
             switch (attempt.outcome) {
                 case Attempt::Outcome::absent:
-                case Attempt::Outcome::other_machine: break;
-                case Attempt::Outcome::other_class: result.saw_other_class = true; break;
+                case Attempt::Outcome::other_machine:
+                    break;
+                case Attempt::Outcome::other_class:
+                    result.saw_other_class = true;
+                    break;
                 case Attempt::Outcome::fatal:
                     result.fatal = attempt.error;
                     result.fatal_path = candidate;
                     return result;
-                case Attempt::Outcome::accepted: result.found = attempt.found; return result;
+                case Attempt::Outcome::accepted:
+                    result.found = attempt.found;
+                    return result;
             }
         }
     }
@@ -131,9 +145,11 @@ DirSearch SearchContext::search_dirs(std::string_view name, const std::vector<st
 }
 
 std::optional<std::string> SearchContext::cache_lookup(std::string_view name) const {
-    if (!m_cache) return std::nullopt;
+    if (!m_cache)
+        return std::nullopt;
     const CacheEntry* entry = m_cache->lookup(name);
-    if (entry == nullptr) return std::nullopt;
+    if (entry == nullptr)
+        return std::nullopt;
     return entry->path;
 }
 

@@ -41,7 +41,7 @@ struct Attempt {
 // The result of searching a list of directories.
 struct DirSearch {
     std::optional<Found> found;
-    std::string fatal;         // the search stopped at a bad file
+    std::string fatal;  // the search stopped at a bad file
     std::string fatal_path;
     bool saw_other_class = false;
 };
@@ -53,7 +53,7 @@ struct LoaderEnvironment {
 };
 
 class SearchContext {
-public:
+  public:
     SearchContext(const fs::FileTree& tree, Target target, LoaderEnvironment environment,
                   std::optional<CacheIndex> cache);
 
@@ -77,7 +77,7 @@ public:
     void note(std::string text);
     const std::set<std::string>& notes() const { return m_notes; }
 
-private:
+  private:
     struct Listing {
         bool exists = false;
         std::string canonical;

@@ -11,16 +11,26 @@ namespace rootlock::loader {
 
 std::string_view via_name(Via via) {
     switch (via) {
-        case Via::interpreter: return "interpreter";
-        case Via::already_loaded: return "already-loaded";
-        case Via::path: return "path";
-        case Via::rpath: return "rpath";
-        case Via::ld_library_path: return "ld-library-path";
-        case Via::runpath: return "runpath";
-        case Via::cache: return "cache";
-        case Via::default_dir: return "default";
-        case Via::host_provided: return "host-provided";
-        case Via::not_found: return "not-found";
+        case Via::interpreter:
+            return "interpreter";
+        case Via::already_loaded:
+            return "already-loaded";
+        case Via::path:
+            return "path";
+        case Via::rpath:
+            return "rpath";
+        case Via::ld_library_path:
+            return "ld-library-path";
+        case Via::runpath:
+            return "runpath";
+        case Via::cache:
+            return "cache";
+        case Via::default_dir:
+            return "default";
+        case Via::host_provided:
+            return "host-provided";
+        case Via::not_found:
+            return "not-found";
     }
     return "not-found";
 }
@@ -34,13 +44,14 @@ int LoadSession::add_object(LoadedObject object) {
 }
 
 std::optional<std::string> LoadSession::origin(int index) const {
-    if (index < 0) return std::nullopt;
-    if (index == m_main) return m_main_origin;
+    if (index < 0)
+        return std::nullopt;
+    if (index == m_main)
+        return m_main_origin;
     return origin_of(m_objects[static_cast<size_t>(index)].name);
 }
 
-std::vector<std::string> LoadSession::expand_list(const std::vector<std::string>& list,
-                                                  int owner) {
+std::vector<std::string> LoadSession::expand_list(const std::vector<std::string>& list, int owner) {
     std::vector<std::string> dirs;
     DstContext dst{origin(owner), &m_context.target()};
     for (const auto& element : list) {
@@ -53,8 +64,10 @@ std::vector<std::string> LoadSession::expand_list(const std::vector<std::string>
             continue;
         }
         std::string dir = expanded.path;
-        if (dir.empty() || dir[0] != '/') dir = "/" + dir;
-        while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+        if (dir.empty() || dir[0] != '/')
+            dir = "/" + dir;
+        while (dir.size() > 1 && dir.back() == '/')
+            dir.pop_back();
         dirs.push_back(std::move(dir));
     }
     return dirs;
@@ -63,10 +76,10 @@ std::vector<std::string> LoadSession::expand_list(const std::vector<std::string>
 int LoadSession::match_loaded(const std::string& name) const {
     for (size_t i = 0; i < m_objects.size(); ++i) {
         const LoadedObject& object = m_objects[i];
-        if (object.faked) continue;
-        if (object.name == name ||
-            std::find(object.libnames.begin(), object.libnames.end(), name) !=
-                object.libnames.end()) {
+        if (object.faked)
+            continue;
+        if (object.name == name || std::find(object.libnames.begin(), object.libnames.end(),
+                                             name) != object.libnames.end()) {
             return static_cast<int>(i);
         }
         if (object.info && !object.info->soname.empty() && object.info->soname == name) {
@@ -77,25 +90,31 @@ int LoadSession::match_loaded(const std::string& name) const {
 }
 
 std::vector<int> LoadSession::list_order() const {
-    if (m_interpreter < 0 || !m_listed[static_cast<size_t>(m_interpreter)]) return m_list_order;
+    if (m_interpreter < 0 || !m_listed[static_cast<size_t>(m_interpreter)])
+        return m_list_order;
     std::vector<int> order;
-    if (m_interpreter_predecessor < 0) order.push_back(m_interpreter);
+    if (m_interpreter_predecessor < 0)
+        order.push_back(m_interpreter);
     for (int index : m_list_order) {
-        if (index == m_interpreter) continue;
+        if (index == m_interpreter)
+            continue;
         order.push_back(index);
-        if (index == m_interpreter_predecessor) order.push_back(m_interpreter);
+        if (index == m_interpreter_predecessor)
+            order.push_back(m_interpreter);
     }
     return order;
 }
 
-int LoadSession::find_by_name(const std::string& file) const { return match_loaded(file); }
+int LoadSession::find_by_name(const std::string& file) const {
+    return match_loaded(file);
+}
 
 namespace {
 bool under_system_dir(const std::string& path, const Target& target) {
     return std::any_of(target.default_dirs.begin(), target.default_dirs.end(),
                        [&](const std::string& dir) {
-                           return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                                  path[dir.size()] == '/';
+                           return path.size() > dir.size() &&
+                                  path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
                        });
 }
 }  // namespace
@@ -128,12 +147,15 @@ int LoadSession::map_object(int requester, const std::string& name, Via& via, in
     };
 
     if (name.find('/') != std::string::npos) {
-        ExpandedPath expanded = expand_dst(name, DstContext{origin(requester), &m_context.target()});
+        ExpandedPath expanded =
+            expand_dst(name, DstContext{origin(requester), &m_context.target()});
         std::string path = expanded.path;
-        if (!path.empty() && path[0] != '/') path = "/" + path;
+        if (!path.empty() && path[0] != '/')
+            path = "/" + path;
         Attempt attempt = m_context.try_path(path);
         DirSearch result;
-        if (attempt.outcome == Attempt::Outcome::accepted) result.found = attempt.found;
+        if (attempt.outcome == Attempt::Outcome::accepted)
+            result.found = attempt.found;
         if (attempt.outcome == Attempt::Outcome::fatal) {
             result.fatal = attempt.error;
             result.fatal_path = path;
@@ -147,8 +169,10 @@ int LoadSession::map_object(int requester, const std::string& name, Via& via, in
             for (int l = requester; l >= 0 && !done; l = m_objects[static_cast<size_t>(l)].loader) {
                 const elf::ElfInfo* info = m_objects[static_cast<size_t>(l)].info.get();
                 // An object with DT_RUNPATH has its DT_RPATH discarded at load time.
-                if (!info || !info->rpath || info->runpath) continue;
-                done = settle(m_context.search_dirs(name, expand_list(*info->rpath, l)), Via::rpath, l);
+                if (!info || !info->rpath || info->runpath)
+                    continue;
+                done = settle(m_context.search_dirs(name, expand_list(*info->rpath, l)), Via::rpath,
+                              l);
                 did_main |= l == m_main;
             }
             if (!done && !did_main && m_main >= 0) {
@@ -165,8 +189,9 @@ int LoadSession::map_object(int requester, const std::string& name, Via& via, in
                           Via::ld_library_path, -1);
         }
         if (!done && requester_has_runpath) {
-            done = settle(m_context.search_dirs(name, expand_list(*requester_info->runpath, requester)),
-                          Via::runpath, -1);
+            done = settle(
+                m_context.search_dirs(name, expand_list(*requester_info->runpath, requester)),
+                Via::runpath, -1);
         }
         int flag_owner = requester >= 0 ? requester : m_main;
         const elf::ElfInfo* owner_info =
@@ -177,18 +202,21 @@ int LoadSession::map_object(int requester, const std::string& name, Via& via, in
                 if (!(nodeflib && under_system_dir(*cached, m_context.target()))) {
                     Attempt attempt = m_context.try_path(*cached);
                     DirSearch result;
-                    if (attempt.outcome == Attempt::Outcome::accepted) result.found = attempt.found;
+                    if (attempt.outcome == Attempt::Outcome::accepted)
+                        result.found = attempt.found;
                     if (attempt.outcome == Attempt::Outcome::fatal) {
                         result.fatal = attempt.error;
                         result.fatal_path = *cached;
                     }
-                    if (attempt.outcome == Attempt::Outcome::other_class) result.saw_other_class = true;
+                    if (attempt.outcome == Attempt::Outcome::other_class)
+                        result.saw_other_class = true;
                     done = settle(std::move(result), Via::cache, -1);
                 }
             }
         }
         if (!done && !nodeflib) {
-            settle(m_context.search_dirs(name, m_context.target().default_dirs), Via::default_dir, -1);
+            settle(m_context.search_dirs(name, m_context.target().default_dirs), Via::default_dir,
+                   -1);
         }
     }
 
@@ -255,13 +283,15 @@ void LoadSession::load_dependencies(size_t first) {
         int current = queue.front();
         queue.pop_front();
         const auto info = m_objects[static_cast<size_t>(current)].info;
-        if (!info || m_objects[static_cast<size_t>(current)].faked) continue;
+        if (!info || m_objects[static_cast<size_t>(current)].faked)
+            continue;
         for (const auto& needed : info->needed) {
             Via via = Via::not_found;
             int via_object = -1;
             int object = map_object(current, needed, via, via_object);
             m_requests.push_back(Request{current, needed, object, via});
-            if (queued.size() < m_objects.size()) queued.resize(m_objects.size(), false);
+            if (queued.size() < m_objects.size())
+                queued.resize(m_objects.size(), false);
             if (!m_listed[static_cast<size_t>(object)] && object != m_main) {
                 if (object == m_interpreter) {
                     m_interpreter_predecessor = -1;
@@ -291,7 +321,7 @@ bool LoadSession::load_main(const std::string& path, bool origin_from_realpath) 
     }
     fs::ElfProbe probe = m_context.tree().probe_elf(resolved->path);
     if (probe.outcome != fs::ElfProbe::Outcome::elf) {
-        m_main_error = probe.outcome == fs::ElfProbe::Outcome::too_short ? "file too short"
+        m_main_error = probe.outcome == fs::ElfProbe::Outcome::too_short   ? "file too short"
                        : probe.outcome == fs::ElfProbe::Outcome::malformed ? probe.error
                                                                            : "invalid ELF header";
         return false;
@@ -319,8 +349,8 @@ bool LoadSession::load_main(const std::string& path, bool origin_from_realpath) 
 
     // The dynamic loader is in the namespace before anything else; it is listed only where
     // some object first needs it.
-    std::string interpreter = probe.info->interpreter.empty() ? m_context.target().interpreter
-                                                              : probe.info->interpreter;
+    std::string interpreter =
+        probe.info->interpreter.empty() ? m_context.target().interpreter : probe.info->interpreter;
     if (auto interp = m_context.resolver().resolve(interpreter);
         interp && interp->stat.kind == fs::NodeKind::regular && interp->path != resolved->path) {
         fs::ElfProbe interp_probe = m_context.tree().probe_elf(interp->path);
@@ -346,13 +376,16 @@ int LoadSession::dlopen(const std::string& path) {
     size_t before = m_objects.size();
     int index = map_object(m_main, path, via, via_object);
     LoadedObject& object = m_objects[static_cast<size_t>(index)];
-    if (object.faked) return -1;
-    if (static_cast<size_t>(index) >= before) object.loader = -1;  // dlopen leaves no l_loader
+    if (object.faked)
+        return -1;
+    if (static_cast<size_t>(index) >= before)
+        object.loader = -1;  // dlopen leaves no l_loader
     if (!m_listed[static_cast<size_t>(index)] && index != m_main) {
         m_listed[static_cast<size_t>(index)] = true;
         m_list_order.push_back(index);
     }
-    if (static_cast<size_t>(index) >= before) load_dependencies(before);
+    if (static_cast<size_t>(index) >= before)
+        load_dependencies(before);
     return index;
 }
 

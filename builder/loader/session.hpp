@@ -18,10 +18,10 @@ enum class Via : uint8_t {
     path,            // the request held a slash
     rpath,           // DT_RPATH of `via_object` (the requester or an object up its chain)
     ld_library_path,
-    runpath,         // the requester's own DT_RUNPATH
-    cache,           // /etc/ld.so.cache (or the cache ldconfig would build)
-    default_dir,     // the trusted directories
-    host_provided,   // a driver library the host bind-mounts at run time
+    runpath,        // the requester's own DT_RUNPATH
+    cache,          // /etc/ld.so.cache (or the cache ldconfig would build)
+    default_dir,    // the trusted directories
+    host_provided,  // a driver library the host bind-mounts at run time
     not_found,
 };
 
@@ -35,11 +35,11 @@ struct LoadedObject {
     std::string canonical;              // resolved path inside the root (empty if not found)
     uint64_t identity = 0;
     std::shared_ptr<const elf::ElfInfo> info;  // null when not found or host-provided
-    int loader = -1;                    // l_loader: who caused it to be loaded (-1: none)
+    int loader = -1;                           // l_loader: who caused it to be loaded (-1: none)
     Via via = Via::not_found;
-    int via_object = -1;                // for Via::rpath: whose DT_RPATH found it
-    bool faked = false;                 // not found (ld.so's trace mode keeps a placeholder)
-    std::string fatal;                  // the search stopped at a bad file: ld.so's message
+    int via_object = -1;  // for Via::rpath: whose DT_RPATH found it
+    bool faked = false;   // not found (ld.so's trace mode keeps a placeholder)
+    std::string fatal;    // the search stopped at a bad file: ld.so's message
     std::string fatal_path;
 };
 
@@ -52,7 +52,7 @@ struct Request {
 };
 
 class LoadSession {
-public:
+  public:
     explicit LoadSession(SearchContext& context);
 
     // Loads `path` as the main program and its dependencies breadth-first. With
@@ -76,7 +76,7 @@ public:
     int find_by_name(const std::string& file) const;
     const std::string& main_error() const { return m_main_error; }
 
-private:
+  private:
     int match_loaded(const std::string& name) const;
     int map_object(int requester, const std::string& name, Via& via, int& via_object);
     int add_object(LoadedObject object);

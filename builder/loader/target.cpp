@@ -35,9 +35,9 @@ util::Result<Target> target_for_machine(elf::ElfClass elf_class, uint16_t machin
         target = debian_target("i386-linux-gnu", "/lib/ld-linux.so.2");
         target.cache_flags = k_flag_elf_libc6;
     } else {
-        return util::make_error("", fmt::format("unsupported target: {} {}",
-                                                elf::class_name(elf_class),
-                                                elf::machine_name(machine)));
+        return util::make_error("",
+                                fmt::format("unsupported target: {} {}", elf::class_name(elf_class),
+                                            elf::machine_name(machine)));
     }
     target.elf_class = elf_class;
     target.machine = machine;
@@ -49,11 +49,14 @@ util::Result<Target> detect_target(const fs::FileTree& tree, const TargetOverrid
                                            "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2"};
     for (const char* probe : k_probes) {
         auto resolved = fs::resolve(tree, probe);
-        if (!resolved || resolved->stat.kind != fs::NodeKind::regular) continue;
+        if (!resolved || resolved->stat.kind != fs::NodeKind::regular)
+            continue;
         fs::ElfProbe elf = tree.probe_elf(resolved->path);
-        if (elf.outcome != fs::ElfProbe::Outcome::elf) continue;
+        if (elf.outcome != fs::ElfProbe::Outcome::elf)
+            continue;
         auto target = target_for_machine(elf.info->elf_class, elf.info->machine);
-        if (!target) return target.error();
+        if (!target)
+            return target.error();
         target->hwcaps = overrides.hwcaps;
         target->platform = overrides.platform;
         return target;
@@ -65,7 +68,8 @@ util::Result<Target> detect_target(const fs::FileTree& tree, const TargetOverrid
 
 std::vector<std::string> hwcaps_subdirs(const Target& target) {
     std::vector<std::string> subdirs;
-    for (const auto& level : target.hwcaps) subdirs.push_back("glibc-hwcaps/" + level);
+    for (const auto& level : target.hwcaps)
+        subdirs.push_back("glibc-hwcaps/" + level);
     // glibc 2.36 still tries the legacy subdirectories made of "tls", the platform and the
     // important hwcap names; they are known only when the platform is named.
     if (target.platform) {
@@ -75,8 +79,10 @@ std::vector<std::string> hwcaps_subdirs(const Target& target) {
         for (size_t mask = (size_t{1} << count) - 1; mask > 0; --mask) {
             std::string subdir;
             for (size_t bit = 0; bit < count; ++bit) {
-                if ((mask & (size_t{1} << (count - 1 - bit))) == 0) continue;
-                if (!subdir.empty()) subdir += '/';
+                if ((mask & (size_t{1} << (count - 1 - bit))) == 0)
+                    continue;
+                if (!subdir.empty())
+                    subdir += '/';
                 subdir += parts[bit];
             }
             subdirs.push_back(subdir);

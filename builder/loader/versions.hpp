@@ -11,10 +11,10 @@
 namespace rootlock::loader {
 
 struct VersionGap {
-    int object = -1;    // who needs it
-    std::string file;   // the verneed file name (a soname)
+    int object = -1;   // who needs it
+    std::string file;  // the verneed file name (a soname)
     std::string version;
-    int provider = -1;  // the object bound to `file`
+    int provider = -1;             // the object bound to `file`
     bool no_version_info = false;  // the provider defines no versions at all
 };
 

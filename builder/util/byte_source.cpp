@@ -13,7 +13,9 @@
 
 namespace rootlock::util {
 
-std::string hex_offset(uint64_t offset) { return fmt::format("0x{:x}", offset); }
+std::string hex_offset(uint64_t offset) {
+    return fmt::format("0x{:x}", offset);
+}
 
 std::string at_offset(std::string_view name, uint64_t offset) {
     return fmt::format("{}@0x{:x}", name, offset);
@@ -21,9 +23,9 @@ std::string at_offset(std::string_view name, uint64_t offset) {
 
 namespace {
 Status out_of_range(const std::string& name, uint64_t offset, size_t length, uint64_t size) {
-    return make_error(at_offset(name, offset),
-                      fmt::format("read of {} bytes runs past the end of the file ({} bytes)",
-                                  length, size));
+    return make_error(
+        at_offset(name, offset),
+        fmt::format("read of {} bytes runs past the end of the file ({} bytes)", length, size));
 }
 }  // namespace
 
@@ -34,7 +36,8 @@ Status MemorySource::read_at(uint64_t offset, std::span<std::byte> out) const {
     if (offset > m_bytes.size() || out.size() > m_bytes.size() - offset) {
         return out_of_range(m_name, offset, out.size(), m_bytes.size());
     }
-    if (!out.empty()) std::memcpy(out.data(), m_bytes.data() + offset, out.size());
+    if (!out.empty())
+        std::memcpy(out.data(), m_bytes.data() + offset, out.size());
     return ok_status();
 }
 
@@ -42,13 +45,15 @@ FileSource::FileSource(int fd, uint64_t size, std::string name)
     : m_fd(fd), m_size(size), m_name(std::move(name)) {}
 
 FileSource::~FileSource() {
-    if (m_fd >= 0) ::close(m_fd);
+    if (m_fd >= 0)
+        ::close(m_fd);
 }
 
 Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& host_path,
                                                      std::string name) {
     int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return make_error(name, std::strerror(errno));
+    if (fd < 0)
+        return make_error(name, std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         int saved = errno;
@@ -69,11 +74,14 @@ Status FileSource::read_at(uint64_t offset, std::span<std::byte> out) const {
     }
     size_t done = 0;
     while (done < out.size()) {
-        ssize_t n = ::pread(m_fd, out.data() + done, out.size() - done,
-                            static_cast<off_t>(offset + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return make_error(at_offset(m_name, offset + done), std::strerror(errno));
-        if (n == 0) return out_of_range(m_name, offset, out.size(), offset + done);
+        ssize_t n =
+            ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return make_error(at_offset(m_name, offset + done), std::strerror(errno));
+        if (n == 0)
+            return out_of_range(m_name, offset, out.size(), offset + done);
         done += static_cast<size_t>(n);
     }
     return ok_status();

@@ -16,7 +16,7 @@ namespace rootlock::util {
 
 // Random access over one object's bytes. Reads past size() are errors, never short reads.
 class ByteSource {
-public:
+  public:
     virtual ~ByteSource() = default;
     virtual uint64_t size() const = 0;
     // Fills `out` entirely from `offset`, or fails with "name@0xOFF: ..." text.
@@ -27,21 +27,21 @@ public:
 
 // Bytes held in memory (tests, small files, the retained head of a stream).
 class MemorySource final : public ByteSource {
-public:
+  public:
     MemorySource(std::string name, std::vector<std::byte> bytes);
     uint64_t size() const override { return m_bytes.size(); }
     Status read_at(uint64_t offset, std::span<std::byte> out) const override;
     const std::string& name() const override { return m_name; }
     const std::vector<std::byte>& bytes() const { return m_bytes; }
 
-private:
+  private:
     std::string m_name;
     std::vector<std::byte> m_bytes;
 };
 
 // A file on disk read with pread; nothing is mapped or read ahead.
 class FileSource final : public ByteSource {
-public:
+  public:
     // Opens `host_path`; `name` is what errors call it (usually the path inside the root).
     static Result<std::unique_ptr<FileSource>> open(const std::string& host_path, std::string name);
     ~FileSource() override;
@@ -52,7 +52,7 @@ public:
     Status read_at(uint64_t offset, std::span<std::byte> out) const override;
     const std::string& name() const override { return m_name; }
 
-private:
+  private:
     FileSource(int fd, uint64_t size, std::string name);
     int m_fd;
     uint64_t m_size;
@@ -61,7 +61,7 @@ private:
 
 // Forward-only bytes: read() returns how many bytes it wrote into `out`; 0 means the end.
 class ByteStream {
-public:
+  public:
     virtual ~ByteStream() = default;
     virtual Result<size_t> read(std::span<std::byte> out) = 0;
 };

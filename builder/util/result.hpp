@@ -26,9 +26,9 @@ struct Unit {};
 
 template <class T>
 class [[nodiscard]] Result {
-public:
-    Result(T value) : m_state(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-    Result(Error error) : m_state(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  public:
+    Result(T value) : m_state(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+    Result(Error error) : m_state(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const { return std::holds_alternative<T>(m_state); }
     explicit operator bool() const { return ok(); }
@@ -43,18 +43,21 @@ public:
 
     const Error& error() const { return std::get<Error>(m_state); }
 
-private:
+  private:
     std::variant<T, Error> m_state;
 };
 
 using Status = Result<Unit>;
 
-inline Status ok_status() { return Status(Unit{}); }
+inline Status ok_status() {
+    return Status(Unit{});
+}
 
 }  // namespace rootlock::util
 
 // Propagates an error from an expression yielding a Result: `ROOTLOCK_TRY(x, parse(y));`
-#define ROOTLOCK_TRY(var, expr)                        \
-    auto var##_result = (expr);                        \
-    if (!var##_result.ok()) return var##_result.error(); \
+#define ROOTLOCK_TRY(var, expr)      \
+    auto var##_result = (expr);      \
+    if (!var##_result.ok())          \
+        return var##_result.error(); \
     auto& var = var##_result.value()

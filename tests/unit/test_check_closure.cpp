@@ -57,7 +57,8 @@ TEST_SUITE("rootlock::check") {
 
     TEST_CASE("a library checked only on its own gives warnings, not errors") {
         auto tree = make_fake_root();
-        add_elf(*tree, "/usr/lib/plugins/libplugin.so", library_spec("libplugin.so", {"libhost.so"}));
+        add_elf(*tree, "/usr/lib/plugins/libplugin.so",
+                library_spec("libplugin.so", {"libhost.so"}));
         auto report = run(*tree);
         CHECK(report.ok);
         REQUIRE(kinds(report) == std::vector<std::string>{"missing-soname (warning)"});

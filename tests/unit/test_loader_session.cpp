@@ -89,8 +89,10 @@ TEST_SUITE("rootlock::loader") {
         add_chain(*tree, a, library_spec("libb.so.1"));
         auto listed = ldd(*tree, "/opt/t/a/prog");
         REQUIRE(listed.size() >= 2);
-        CHECK(listed[0] == Listed{"libb.so.1", "/opt/t/a/../b/libb.so.1", "rpath", "/opt/t/a/prog"});
-        CHECK(listed[1] == Listed{"libc3.so.1", "/opt/t/a/../c/libc3.so.1", "rpath", "/opt/t/a/prog"});
+        CHECK(listed[0] ==
+              Listed{"libb.so.1", "/opt/t/a/../b/libb.so.1", "rpath", "/opt/t/a/prog"});
+        CHECK(listed[1] ==
+              Listed{"libc3.so.1", "/opt/t/a/../c/libc3.so.1", "rpath", "/opt/t/a/prog"});
     }
 
     TEST_CASE("RUNPATH is not inherited by the requester's dependencies") {
@@ -265,7 +267,8 @@ TEST_SUITE("rootlock::loader") {
               "skipped");
     }
 
-    TEST_CASE("a dlopened object's dependencies see its RPATH and the program's, not the caller's") {
+    TEST_CASE(
+        "a dlopened object's dependencies see its RPATH and the program's, not the caller's") {
         auto tree = make_fake_root();
         ElfSpec b = library_spec("libb.so.1", {"libc3.so.1"});
         add_elf(*tree, "/opt/t/b/libb.so.1", b);
@@ -283,9 +286,9 @@ TEST_SUITE("rootlock::loader") {
     TEST_CASE("a version the chosen provider does not define is a gap; a weak one is not") {
         auto tree = make_fake_root();
         ElfSpec needy = program_spec({"libc.so.6"});
-        needy.version_needs = {{"libc.so.6",
-                                {{"GLIBC_2.34", 2, false}, {"GLIBC_2.99", 3, false},
-                                 {"GLIBC_2.98", 4, true}}}};
+        needy.version_needs = {
+            {"libc.so.6",
+             {{"GLIBC_2.34", 2, false}, {"GLIBC_2.99", 3, false}, {"GLIBC_2.98", 4, true}}}};
         add_elf(*tree, "/opt/needy", needy);
         loader::RootModel model = model_for(*tree);
         loader::LoadSession session(*model.context);
