@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/ld_so_cache.hpp"
 #include "loader/root_model.hpp"
 #include "loader/session.hpp"
 #include "loader/versions.hpp"
@@ -297,6 +298,42 @@ TEST_SUITE("rootlock::loader") {
         REQUIRE(gaps.size() == 1);
         CHECK(gaps[0].version == "GLIBC_2.99");
         CHECK(gaps[0].file == "libc.so.6");
+    }
+
+    TEST_CASE("the cache is read from the root and consulted after RUNPATH, before defaults") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/usr/local/lib/libloc.so.1", library_spec("libloc.so.1"));
+        add_elf(*tree, "/opt/prog", program_spec({"libloc.so.1", "libc.so.6"}));
+        CHECK(ldd(*tree, "/opt/prog")[0] == Listed{"libloc.so.1", "-", "not-found", ""});
+        std::vector<loader::CacheEntry> entries{
+            {"libloc.so.1", "/usr/local/lib/libloc.so.1", loader::k_cache_flags_x86_64, 0, ""},
+            {"libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6", loader::k_cache_flags_x86_64, 0, ""}};
+        loader::sort_cache_entries(entries);
+        tree->add_file("/etc/ld.so.cache", loader::write_ld_so_cache(entries, {}));
+        auto listed = ldd(*tree, "/opt/prog");
+        CHECK(listed[0] == Listed{"libloc.so.1", "/usr/local/lib/libloc.so.1", "cache", ""});
+        CHECK(listed[1] == Listed{"libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6", "cache", ""});
+    }
+
+    TEST_CASE("without a cache, check models what ldconfig would build from ld.so.conf") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/opt/conf/libconf.so.1", library_spec("libconf.so.1"));
+        add_elf(*tree, "/opt/prog", program_spec({"libconf.so.1"}));
+        tree->add_file("/etc/ld.so.conf", std::string("include /etc/ld.so.conf.d/*.conf\n"));
+        tree->add_file("/etc/ld.so.conf.d/opt.conf", std::string("/opt/conf\n"));
+        loader::ModelOptions options;
+        options.simulate_missing_cache = true;
+        auto model = loader::open_root_model(*tree, options);
+        REQUIRE(model.ok());
+        REQUIRE(model->notes.size() == 1);
+        CHECK(model->notes[0] ==
+              "no /etc/ld.so.cache in the root: modelled the cache ldconfig would build from "
+              "/etc/ld.so.conf");
+        loader::LoadSession session(*model->context);
+        REQUIRE(session.load_main("/opt/prog", true));
+        CHECK(list(session)[0] == Listed{"libconf.so.1", "/opt/conf/libconf.so.1", "cache", ""});
+        // ld.so itself, without the file, never reads the conf.
+        CHECK(ldd(*tree, "/opt/prog")[0].via == "not-found");
     }
 
     TEST_CASE("driver libraries count as provided by the host, and the list is configurable") {
