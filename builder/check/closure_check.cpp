@@ -40,9 +40,22 @@ std::string canonical_of(const loader::LoadedObject& object) {
     return object.canonical.empty() ? object.name : object.canonical;
 }
 
-void collect_session(const loader::LoadSession& session, Collector& out, bool standalone = false) {
+// Where a session copied from a base starts to differ: its own requests and objects.
+struct Since {
+    size_t requests = 0;
+    size_t objects = 0;
+};
+
+Since since(const loader::LoadSession& base) {
+    return Since{base.requests().size(), base.objects().size()};
+}
+
+void collect_session(const loader::LoadSession& session, Collector& out, bool standalone = false,
+                     Since from = {}) {
     const auto& objects = session.objects();
-    for (const auto& request : session.requests()) {
+    const auto& requests = session.requests();
+    for (size_t r = from.requests; r < requests.size(); ++r) {
+        const auto& request = requests[r];
         const auto& requester = objects[static_cast<size_t>(request.requester)];
         const auto& provider = objects[static_cast<size_t>(request.object)];
         out.checked.insert(canonical_of(requester));
@@ -83,7 +96,7 @@ void collect_session(const loader::LoadSession& session, Collector& out, bool st
             family_objects[member->family].insert(canonical_of(object));
         }
     }
-    for (const auto& gap : loader::version_gaps(session)) {
+    for (const auto& gap : loader::version_gaps(session, from.objects)) {
         const auto& object = objects[static_cast<size_t>(gap.object)];
         const auto& provider = objects[static_cast<size_t>(gap.provider)];
         out.versions[{gap.file, gap.version, canonical_of(provider)}].insert(canonical_of(object));
@@ -209,7 +222,7 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         if (tree.lstat(global_deps)) {
             auto torch = std::make_unique<loader::LoadSession>(*base);
             torch->dlopen(global_deps);
-            collect_session(*torch, collector);
+            collect_session(*torch, collector, false, since(*base));
             torch_bases[i] = std::move(torch);
         }
         bases[i] = std::move(base);
@@ -230,7 +243,7 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         }
         loader::LoadSession session(*base);
         session.dlopen(object.path);
-        collect_session(session, collector);
+        collect_session(session, collector, false, since(*base));
     }
     // Libraries nobody in the tree loads: on their own, dlopened by the environment's
     // interpreter when they sit in one, else as `ld.so --list` would load them.
@@ -242,9 +255,10 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
             continue;
         }
         if (object.environment >= 0 && bases[static_cast<size_t>(object.environment)]) {
-            loader::LoadSession session(*bases[static_cast<size_t>(object.environment)]);
+            const loader::LoadSession& base = *bases[static_cast<size_t>(object.environment)];
+            loader::LoadSession session(base);
             session.dlopen(object.path);
-            collect_session(session, collector, true);
+            collect_session(session, collector, true, since(base));
         } else {
             loader::LoadSession session(context);
             if (session.load_main(object.path, false))

@@ -2,7 +2,7 @@
 #include "check/object_scan.hpp"
 
 #include <algorithm>
-#include <set>
+#include <unordered_set>
 
 #include "fs/path_resolve.hpp"
 #include "fs/walk.hpp"
@@ -39,11 +39,12 @@ bool under(const std::string& path, const std::string& dir) {
 Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& paths,
                   const loader::Target& target, const std::vector<std::string>& site_dirs) {
     Scan scan;
-    std::set<std::string> seen;
-    std::set<uint64_t> seen_identity;
+    std::unordered_set<std::string> seen;
+    std::unordered_set<uint64_t> seen_identity;
     for (const auto& start : paths) {
         fs::walk(tree, start, [&](const std::string& path, const fs::NodeStat& stat) {
-            if (stat.kind != fs::NodeKind::regular)
+            // Shorter than an ELF header: nothing the loader could load or run.
+            if (stat.kind != fs::NodeKind::regular || stat.size < 64)
                 return;
             if (!seen.insert(path).second)
                 return;

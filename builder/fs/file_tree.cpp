@@ -97,7 +97,7 @@ ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
 ElfProbe FileTree::probe_elf(std::string_view path, bool symbols) const {
     {
         std::lock_guard lock(m_cache_mutex);
-        auto found = m_elf_cache.find(path);
+        auto found = m_elf_cache.find(std::string(path));
         // Only a parsed object can lack symbols; every other outcome is final.
         if (found != m_elf_cache.end() && (!symbols || found->second.with_symbols ||
                                            found->second.probe.outcome != ElfProbe::Outcome::elf)) {
@@ -120,7 +120,11 @@ ElfProbe FileTree::probe_elf(std::string_view path, bool symbols) const {
         probe.outcome = ElfProbe::Outcome::malformed;
         probe.error = source.error().text();
     }
-    remember_elf(std::string(path), probe, symbols);
+    // A file that is not ELF at all is cheap to classify again and is probed again rarely
+    // (a checker walking a root meets tens of thousands): only objects are cached.
+    if (probe.outcome == ElfProbe::Outcome::elf || probe.outcome == ElfProbe::Outcome::malformed) {
+        remember_elf(std::string(path), probe, symbols);
+    }
     return probe;
 }
 

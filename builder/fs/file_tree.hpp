@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "elf/elf_info.hpp"
@@ -93,7 +94,7 @@ class FileTree {
         bool with_symbols = false;
     };
     mutable std::mutex m_cache_mutex;
-    mutable std::map<std::string, CachedProbe, std::less<>> m_elf_cache;
+    mutable std::unordered_map<std::string, CachedProbe> m_elf_cache;
 };
 
 // Classifies `source` the way ld.so's open_verify would, then parses it when it is ELF.

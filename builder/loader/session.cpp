@@ -37,7 +37,21 @@ std::string_view via_name(Via via) {
 
 LoadSession::LoadSession(SearchContext& context) : m_context(context) {}
 
+void LoadSession::index_name(const std::string& name, int index) {
+    m_names.emplace(name, index);
+}
+
 int LoadSession::add_object(LoadedObject object) {
+    if (!object.faked) {
+        const int index = static_cast<int>(m_objects.size());
+        index_name(object.name, index);
+        for (const auto& name : object.libnames)
+            index_name(name, index);
+        if (object.info && !object.info->soname.empty())
+            index_name(object.info->soname, index);
+        if (object.identity != 0)
+            m_identities.emplace(object.identity, index);
+    }
     m_objects.push_back(std::move(object));
     m_listed.push_back(false);
     return static_cast<int>(m_objects.size()) - 1;
@@ -74,19 +88,9 @@ std::vector<std::string> LoadSession::expand_list(const std::vector<std::string>
 }
 
 int LoadSession::match_loaded(const std::string& name) const {
-    for (size_t i = 0; i < m_objects.size(); ++i) {
-        const LoadedObject& object = m_objects[i];
-        if (object.faked)
-            continue;
-        if (object.name == name || std::find(object.libnames.begin(), object.libnames.end(),
-                                             name) != object.libnames.end()) {
-            return static_cast<int>(i);
-        }
-        if (object.info && !object.info->soname.empty() && object.info->soname == name) {
-            return static_cast<int>(i);
-        }
-    }
-    return -1;
+    // Faked (not found) objects never match: ld.so searches again for each request.
+    auto found = m_names.find(name);
+    return found == m_names.end() ? -1 : found->second;
 }
 
 std::vector<int> LoadSession::list_order() const {
@@ -126,6 +130,7 @@ int LoadSession::map_object(int requester, const std::string& name, Via& via, in
         if (std::find(object.libnames.begin(), object.libnames.end(), name) ==
             object.libnames.end()) {
             object.libnames.push_back(name);
+            index_name(name, hit);
         }
         via = hit == m_interpreter ? Via::interpreter : Via::already_loaded;
         return hit;
@@ -223,13 +228,11 @@ int LoadSession::map_object(int requester, const std::string& name, Via& via, in
     if (search.found) {
         // The same file under another name (a hard link, merged /usr) is the same object.
         if (search.found->identity != 0) {
-            for (size_t i = 0; i < m_objects.size(); ++i) {
-                LoadedObject& object = m_objects[i];
-                if (!object.faked && object.identity == search.found->identity) {
-                    object.libnames.push_back(name);
-                    via = Via::already_loaded;
-                    return static_cast<int>(i);
-                }
+            if (auto same = m_identities.find(search.found->identity); same != m_identities.end()) {
+                m_objects[static_cast<size_t>(same->second)].libnames.push_back(name);
+                index_name(name, same->second);
+                via = Via::already_loaded;
+                return same->second;
             }
         }
         LoadedObject object;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "loader/search.hpp"
@@ -80,6 +81,8 @@ class LoadSession {
     int match_loaded(const std::string& name) const;
     int map_object(int requester, const std::string& name, Via& via, int& via_object);
     int add_object(LoadedObject object);
+    // Adds a name `index` answers to; the first loaded object with a name keeps it.
+    void index_name(const std::string& name, int index);
     void load_dependencies(size_t first);
     std::optional<std::string> origin(int index) const;
     std::vector<std::string> expand_list(const std::vector<std::string>& list, int owner);
@@ -87,6 +90,10 @@ class LoadSession {
     SearchContext& m_context;
     std::vector<LoadedObject> m_objects;
     std::vector<Request> m_requests;
+    // Every name (path, request, SONAME) of an object found, to the first object with it: what
+    // _dl_map_object's walk over the namespace finds, without walking it per request.
+    std::unordered_map<std::string, int> m_names;
+    std::unordered_map<uint64_t, int> m_identities;  // file identity -> its object
     std::vector<int> m_list_order;
     std::vector<bool> m_listed;
     int m_main = -1;

@@ -3,10 +3,10 @@
 
 namespace rootlock::loader {
 
-std::vector<VersionGap> version_gaps(const LoadSession& session) {
+std::vector<VersionGap> version_gaps(const LoadSession& session, size_t first_object) {
     std::vector<VersionGap> gaps;
     const auto& objects = session.objects();
-    for (size_t i = 0; i < objects.size(); ++i) {
+    for (size_t i = first_object; i < objects.size(); ++i) {
         const LoadedObject& object = objects[i];
         if (object.faked || !object.info)
             continue;

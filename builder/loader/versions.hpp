@@ -18,6 +18,8 @@ struct VersionGap {
     bool no_version_info = false;  // the provider defines no versions at all
 };
 
-std::vector<VersionGap> version_gaps(const LoadSession& session);
+// The gaps of objects from index `first_object` on (a session copied from a base has had the
+// base's objects checked already; their providers do not change).
+std::vector<VersionGap> version_gaps(const LoadSession& session, size_t first_object = 0);
 
 }  // namespace rootlock::loader

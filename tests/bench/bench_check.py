@@ -5,20 +5,24 @@
 
 Two benchmarks (tests/bench/README.md says what each measures and what the figures mean):
 
-  debian  every ELF file under /usr of a real Debian 12 root with python3-torch (roots.py):
-          rootlock check, libtree -p (in a chroot), lddtree -R ROOT -l (once), ldd 64 per call
-          (in a chroot);
+  debian  every loadable ELF file under /usr of a real Debian 12 root with python3-torch
+          (roots.py);
   cuda    every ELF file under /opt/venv of the torch + CUDA fixture venv (stubs padded with
-          sparse zeros to the size of the real libraries): rootlock check, libtree, lddtree, ldd.
+          sparse zeros to the size of the real libraries).
+
+Rows, each over the same objects: rootlock check PATH (finds the objects itself); rootlock check
+-- FILE... (handed the list, as libtree is); scanelf -R (only finds the ELF files: the floor of
+the first row's walk); libtree -p, all files in one call, in a chroot; ldd, 64 objects per call,
+in a chroot; lddtree -R ROOT -l, once (about a minute on the torch root).
 
 Wall time is the median of several runs (hyperfine when installed, else a timing loop), after a
 warm-up; peak RSS comes from one run under `/usr/bin/time -v`. Where the kernel lets us drop
-the page cache, rootlock and libtree are also timed cold. The peers run in the same process as
-rootlock, on the same objects, so the ratio holds across machines even where the seconds drift.
+the page cache, rootlock, scanelf and libtree are also timed cold. The peers run in the same run
+as rootlock, on the same objects, so the ratio holds across machines where the seconds drift.
 
 A benchmark is not a test: it never fails on a figure. The exit status is 0 unless a measured
-tool died of a signal, or rootlock exited with something other than 0 or 1 or printed JSON that
-does not parse.
+tool died of a signal, rootlock exited with something other than 0 or 1 or printed JSON that
+does not parse, or hyperfine could not time a command.
 """
 import argparse
 import collections
@@ -112,8 +116,10 @@ def timed_runs(argv, runs, warmup, prepare=None):
                    "--export-json", tf.name]
             if prepare:
                 cmd += ["--prepare", prepare]
-            subprocess.run(cmd + [shlex.join(argv)], check=True, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE)
+            p = subprocess.run(cmd + [shlex.join(argv)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                raise Crash(f"hyperfine failed on {argv[0]}: {p.stderr.strip()[-500:]}")
             result = json.load(tf)["results"][0]
         return result["times"], result["user"] + result["system"], "hyperfine"
     for _ in range(warmup):
@@ -137,14 +143,16 @@ def measure(job):
     first = run_once(job["argv"], job.get("stdout"))
     res = {"name": job["name"], "rc": first["rc"], "signal": first["signal"],
            "rss_kb": first["rss_kb"], "stderr_tail": first["stderr_tail"]}
-    if job.get("runs", 0) > 0:
-        times, cpu, how = timed_runs(job["argv"], job["runs"], job.get("warmup", 1))
-        res.update(wall=statistics.median(times), cpu=cpu, times=times, how=how)
-    else:
-        res.update(wall=first["wall"], cpu=first["cpu"], times=[first["wall"]], how="once")
-    if job.get("cold_runs", 0) > 0:
-        times, _, how = timed_runs(job["argv"], job["cold_runs"], 0, prepare=DROP_CMD)
-        res.update(cold=statistics.median(times), cold_times=times)
+    res.update(wall=first["wall"], cpu=first["cpu"], times=[first["wall"]], how="once")
+    try:
+        if job.get("runs", 0) > 0:
+            times, cpu, how = timed_runs(job["argv"], job["runs"], job.get("warmup", 1))
+            res.update(wall=statistics.median(times), cpu=cpu, times=times, how=how)
+        if job.get("cold_runs", 0) > 0:
+            times, _, how = timed_runs(job["argv"], job["cold_runs"], 0, prepare=DROP_CMD)
+            res.update(cold=statistics.median(times), cold_times=times)
+    except Crash as e:
+        res["error"] = str(e)
     return res
 
 
@@ -222,6 +230,18 @@ def lddtree_argv(root, objects):
     return [SYSTEM_PYTHON, shutil.which("lddtree"), "-R", root, "-l"] + objects, None
 
 
+def read_report(path, crashed):
+    """rootlock's JSON report from path (then removed), or None with the reason in crashed."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError as e:
+        crashed.append(f"rootlock printed JSON that does not parse: {e}")
+        return None
+    finally:
+        os.unlink(path)
+
+
 def run_benchmark(title, rootlock, root, check_path, objects, opts, cold):
     print(f"\n== {title}: {len(objects)} ELF objects under {check_path} of {root}", flush=True)
     rows, crashed = [], []
@@ -230,19 +250,34 @@ def run_benchmark(title, rootlock, root, check_path, objects, opts, cold):
     argv = [os.path.abspath(rootlock), "check", "--root", root, "--json", check_path]
     rl = measure({"name": "rootlock", "argv": argv, "runs": opts.runs, "warmup": 1,
                   "cold_runs": opts.cold_runs if cold else 0, "stdout": json_out.name})
-    report = None
-    try:
-        with open(json_out.name) as f:
-            report = json.load(f)
-    except ValueError as e:
-        crashed.append(f"rootlock printed JSON that does not parse: {e}")
-    finally:
-        os.unlink(json_out.name)
+    report = read_report(json_out.name, crashed)
     if rl["signal"] is not None or rl["rc"] not in (0, 1):
         crashed.append(f"rootlock exited {rl['rc']} (signal {rl['signal']}): "
                        f"{rl['stderr_tail'][-500:]}")
     rl["objects"] = report["objects"] if report else None
+    rl["note"] = f"check {check_path}: finds the objects itself"
     rows.append(rl)
+
+    # The same check handed the file list libtree gets: no directory walk, no magic probing.
+    json_out = tempfile.NamedTemporaryFile(prefix="rootlock-bench-", suffix=".json", delete=False)
+    json_out.close()
+    listed = measure({"name": "rootlock, file list",
+                      "argv": argv[:-1] + ["--"] + objects, "runs": opts.runs, "warmup": 1,
+                      "cold_runs": opts.cold_runs if cold else 0, "stdout": json_out.name})
+    listed_report = read_report(json_out.name, crashed)
+    if listed["signal"] is not None or listed["rc"] not in (0, 1):
+        crashed.append(f"rootlock (file list) exited {listed['rc']} (signal {listed['signal']})")
+    listed.update(objects=listed_report["objects"] if listed_report else None,
+                  note="the objects given, as libtree gets them")
+    rows.append(listed)
+    # What finding the ELF objects costs a C tool: walk the tree, open and probe every file.
+    if have("scanelf"):
+        found = measure({"name": "scanelf -R", "runs": opts.runs, "warmup": 1,
+                         "cold_runs": opts.cold_runs if cold else 0,
+                         "argv": ["scanelf", "-R", "-B", "-F", "%F",
+                                  os.path.join(root, check_path.lstrip("/"))]})
+        found.update(objects=len(objects), note="only finds the ELF files (pax-utils)")
+        rows.append(found)
 
     bench_dir = prepare_bench_dir(objects)
     try:
@@ -263,14 +298,15 @@ def run_benchmark(title, rootlock, root, check_path, objects, opts, cold):
         if argv:
             res = measure({"name": "lddtree", "argv": argv, "runs": 0})
             res["objects"] = len(objects)
-            res["note"] = "one run"
             rows.append(res)
         else:
             rows.append({"name": "lddtree", "skipped": why})
 
-    for r in rows[1:]:
-        if r.get("signal") is not None:
+    for r in rows:
+        if not r["name"].startswith("rootlock") and r.get("signal") is not None:
             crashed.append(f"{r['name']} died of signal {r['signal']}")
+        if r.get("error"):
+            crashed.append(f"{r['name']}: {r['error']}")
     print_table(rows, rl)
     if report:
         print_report(report)
@@ -317,8 +353,10 @@ def print_table(rows, base):
         n = len(r.get("times", []))
         how = r.get("how", "")
         spread = f"median of {n} ({how})" if n > 1 else how
-        if r.get("rc") not in (0, None) and r["name"] != "ldd":
+        if r["name"].startswith("rootlock") and r.get("rc") not in (0, None):
             note = (note + "; " if note else "") + f"exit {r['rc']}"
+        if r.get("error"):
+            note = (note + "; " if note else "") + "timing failed (see below)"
         lines.append([r["name"], str(r.get("objects", "-")), fmt_s(r["wall"]),
                       f"{ratio:.2f}" if ratio is not None else "-", fmt_s(r.get("cpu")),
                       fmt_s(r.get("cold")),
@@ -466,12 +504,30 @@ def main(argv):
         print("bench_check: needs root (mmdebstrap, chroot, unshare)", file=sys.stderr)
         return 2
     which = opts.only or ["debian", "cuda"]
+    # Measure a private copy: a rebuild of build/ during the run must not swap the binary.
+    snapshot_dir = tempfile.mkdtemp(prefix="rootlock-bench-bin-")
+    given = opts.rootlock
+    opts.rootlock = os.path.join(snapshot_dir, "rootlock")
+    shutil.copy2(given, opts.rootlock)
+    try:
+        return run_all(opts, which, given)
+    finally:
+        shutil.rmtree(snapshot_dir, ignore_errors=True)
+
+
+def run_all(opts, which, given):
     cold = opts.cold_runs > 0 and drop_caches_allowed()
     info = machine()
+    version = subprocess.run([opts.rootlock, "--version"], capture_output=True, text=True)
+    info["rootlock"] = (version.stdout.strip() or version.stderr.strip()).splitlines()[0:1]
+    info["rootlock_mtime"] = datetime.datetime.fromtimestamp(
+        os.stat(given).st_mtime).isoformat(timespec="seconds")
     info["page_cache_drop"] = cold if opts.cold_runs > 0 else "not asked"
     print(f"rootlock bench, {info['date']}, {info['cpus']} CPUs ({info['cpu']}), "
           f"kernel {info['kernel']}, load average {info['load']:.1f}; cold runs: "
-          f"{'yes' if cold else 'no (writing ' + DROP_CACHES + ' is not permitted)'}")
+          f"{'yes' if cold else 'no (writing ' + DROP_CACHES + ' is not permitted)'}\n"
+          f"binary: {given} {' '.join(info['rootlock'])} (built {info['rootlock_mtime']}; "
+          "a copy is measured)")
     results, crashed = {"machine": info, "benchmarks": []}, []
 
     if "debian" in which:
@@ -497,6 +553,7 @@ def main(argv):
             else:
                 shutil.rmtree(root, ignore_errors=True)
 
+    results["machine"]["load_after"] = os.getloadavg()[0]
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -46,11 +46,14 @@ def torch_root(quiet=True):
 
 
 ELF_MAGIC = b"\x7fELF"
+ET_EXEC, ET_DYN = 2, 3
 
 
 def elf_files(root, under="/usr"):
-    """Every regular (non-symlink) file under ROOT/UNDER whose first four bytes are the ELF
-    magic, as sorted paths inside the root."""
+    """Every regular (non-symlink) file under ROOT/UNDER that is a loadable ELF object: the ELF
+    magic, then e_type ET_EXEC or ET_DYN (relocatable .o files are never loaded; the torch
+    root holds 25, gcc's crt*.o). Sorted paths inside the root. Hard links stay: 14 files of
+    the torch root are second names of one inode (Mesa's dri drivers, perl)."""
     out = []
     top = os.path.join(root, under.lstrip("/"))
     for dirpath, dirnames, filenames in os.walk(top):
@@ -61,8 +64,12 @@ def elf_files(root, under="/usr"):
                 if os.path.islink(host) or not os.path.isfile(host):
                     continue
                 with open(host, "rb") as f:
-                    if f.read(4) != ELF_MAGIC:
-                        continue
+                    head = f.read(18)
+                if head[:4] != ELF_MAGIC or len(head) < 18:
+                    continue
+                byteorder = "little" if head[5] == 1 else "big"
+                if int.from_bytes(head[16:18], byteorder) not in (ET_EXEC, ET_DYN):
+                    continue
             except OSError:
                 continue
             out.append("/" + os.path.relpath(host, root))
