@@ -19,6 +19,7 @@ struct CheckCliOptions {
     bool json = false;
     std::vector<std::string> without;
     std::vector<std::string> host_provides;
+    bool no_default_host_provides = false;
     std::string ld_library_path;
     std::string hwcaps;
     std::vector<std::string> paths;
@@ -36,6 +37,7 @@ int run_check_command(const CheckCliOptions& options) {
     }
     check_options.without = options.without;
     check_options.model.extra_host_provided = options.host_provides;
+    check_options.model.no_default_host_provided = options.no_default_host_provides;
     if (!options.ld_library_path.empty()) {
         check_options.model.ld_library_path =
             loader::split_path_list(options.ld_library_path, true);
@@ -95,6 +97,9 @@ void register_check(CLI::App& app, std::function<int()>& run) {
            "--host-provides", options->host_provides,
            "A soname the host supplies at run time, beyond the NVIDIA driver's (repeatable)")
         ->allow_extra_args(false);
+    cmd->add_flag(
+        "--no-default-host-provides", options->no_default_host_provides,
+        "Do not count the NVIDIA driver's libraries (libcuda.so.1, ...) as host-provided");
     cmd->add_option("--ld-library-path", options->ld_library_path,
                     "Model an LD_LIBRARY_PATH set in the container");
     cmd->add_option("--hwcaps", options->hwcaps, "glibc-hwcaps levels the target CPU supports");

@@ -21,6 +21,7 @@ struct LddOptions {
     std::string hwcaps;
     std::string platform;
     std::vector<std::string> host_provides;
+    bool no_default_host_provides = false;
     std::vector<std::string> files;
 };
 
@@ -59,6 +60,7 @@ int run_ldd(const LddOptions& options) {
     if (!options.platform.empty())
         model_options.overrides.platform = options.platform;
     model_options.extra_host_provided = options.host_provides;
+    model_options.no_default_host_provided = options.no_default_host_provides;
     auto model = loader::open_root_model(*tree.value(), model_options);
     if (!model)
         return fail_usage(model.error().text());
@@ -167,6 +169,9 @@ void register_ldd(CLI::App& app, std::function<int()>& run) {
     cmd->add_option("--host-provides", options->host_provides,
                     "A soname the host supplies at run time (repeatable)")
         ->allow_extra_args(false);
+    cmd->add_flag(
+        "--no-default-host-provides", options->no_default_host_provides,
+        "Do not count the NVIDIA driver's libraries (libcuda.so.1, ...) as host-provided");
     cmd->add_option("FILE", options->files, "Paths inside the root")->required();
     cmd->callback([options, &run] { run = [options] { return run_ldd(*options); }; });
 }

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        fmt::print(stderr, "rootlock: {}\nRun 'rootlock --help' for usage.\n", e.what());
+        fmt::print(stderr, "rootlock: {} (see 'rootlock --help')\n", e.what());
         return k_exit_usage;
     }
     try {
