@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <memory>
+#include <unordered_set>
 
 #include "check/cuda_family.hpp"
 #include "check/object_scan.hpp"
@@ -16,6 +17,18 @@
 namespace rootlock::check {
 
 namespace {
+
+struct EdgeHash {
+    size_t operator()(const Edge& edge) const {
+        std::hash<std::string> h;
+        size_t seed = h(edge.requester);
+        for (const std::string* part :
+             {&edge.name, &edge.provider, &edge.path, &edge.via, &edge.via_object}) {
+            seed ^= h(*part) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+        }
+        return seed;
+    }
+};
 
 // Problems keyed so that one finding seen from many load contexts is reported once, with every
 // object that has it.
@@ -31,9 +44,9 @@ struct Collector {
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
         unloadable;  // (soname, file, problem) -> needed_by
     std::map<std::pair<std::string, std::string>, std::set<std::string>>
-        cuda_mix;                   // (family, majors) -> objects
-    std::set<std::string> checked;  // canonical paths of objects whose needs were checked
-    std::set<Edge> edges;
+        cuda_mix;                             // (family, majors) -> objects
+    std::unordered_set<std::string> checked;  // objects whose needs were checked (canonical)
+    std::unordered_set<Edge, EdgeHash> edges;
 };
 
 std::string canonical_of(const loader::LoadedObject& object) {
@@ -282,7 +295,7 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     std::sort(notes.begin(), notes.end());
     notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
     report.notes = std::move(notes);
-    report.edges = std::move(collector.edges);
+    report.edges.insert(collector.edges.begin(), collector.edges.end());
     report.providers = scan.by_soname;
     return report;
 }

@@ -2,6 +2,8 @@
 #include "check/object_scan.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <unordered_set>
 
 #include "fs/path_resolve.hpp"
@@ -34,11 +36,35 @@ bool under(const std::string& path, const std::string& dir) {
     return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
            (dir == "/" || path[dir.size()] == '/');
 }
+// Probes every file as ELF on up to two threads (the machines rootlock targets have few cores
+// and the work is system calls); FileTree::probe_elf is thread-safe.
+std::vector<fs::ElfProbe> probe_all(const fs::FileTree& tree,
+                                    const std::vector<std::string>& files) {
+    std::vector<fs::ElfProbe> probes(files.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < files.size(); i = next++)
+            probes[i] = tree.probe_elf(files[i]);
+    };
+    const unsigned threads =
+        files.size() < 64 ? 1U : std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& thread : pool)
+        thread.join();
+    return probes;
+}
 }  // namespace
 
 Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& paths,
                   const loader::Target& target, const std::vector<std::string>& site_dirs) {
     Scan scan;
+    // First the candidate files, in walk order; then their headers, read on every core (the
+    // probes are mostly open/pread/close, so this is where a scan spends its time); then the
+    // classification, in walk order again so that the result does not depend on threads.
+    std::vector<std::string> files;
     std::unordered_set<std::string> seen;
     std::unordered_set<uint64_t> seen_identity;
     for (const auto& start : paths) {
@@ -51,25 +77,33 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
             // A file reached twice through hard links is one object.
             if (stat.identity != 0 && !seen_identity.insert(stat.identity).second)
                 return;
-            fs::ElfProbe probe = tree.probe_elf(path);
+            files.push_back(path);
+        });
+    }
+    std::vector<fs::ElfProbe> probes = probe_all(tree, files);
+
+    for (size_t f = 0; f < files.size(); ++f) {
+        const std::string& path = files[f];
+        fs::ElfProbe& probe = probes[f];
+        {
             if (probe.outcome == fs::ElfProbe::Outcome::malformed) {
                 scan.bad_objects.emplace_back(path, probe.error);
-                return;
+                continue;
             }
             if (probe.outcome != fs::ElfProbe::Outcome::elf)
-                return;
+                continue;
             const elf::ElfInfo& info = *probe.info;
             if (info.type != elf::k_type_dyn && info.type != elf::k_type_exec)
-                return;
+                continue;
             if (info.elf_class != target.elf_class || info.machine != target.machine) {
                 ++scan.foreign;
-                return;
+                continue;
             }
             if (!info.soname.empty())
                 scan.by_soname[info.soname].push_back(path);
             scan.by_filename[fs::basename(path)].push_back(path);
             if (!info.has_dynamic)
-                return;  // static: nothing to resolve
+                continue;  // static: nothing to resolve
             ScannedObject object;
             object.path = path;
             object.info = probe.info;
@@ -87,7 +121,7 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
                 object.role = Role::extension;
             }
             scan.objects.push_back(std::move(object));
-        });
+        }
     }
     std::sort(scan.objects.begin(), scan.objects.end(),
               [](const ScannedObject& a, const ScannedObject& b) { return a.path < b.path; });
