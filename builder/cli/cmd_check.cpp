@@ -42,12 +42,7 @@ int run_check_command(const CheckCliOptions& options) {
         check_options.model.ld_library_path =
             loader::split_path_list(options.ld_library_path, true);
     }
-    if (!options.hwcaps.empty()) {
-        for (auto& level : loader::split_path_list(options.hwcaps)) {
-            if (!level.empty())
-                check_options.model.overrides.hwcaps.push_back(level);
-        }
-    }
+    check_options.model.overrides.hwcaps = split_list(options.hwcaps);
     auto report = check::run_check(*tree.value(), check_options);
     if (!report)
         return fail_usage(report.error().text());

@@ -41,22 +41,7 @@ int run_ldd(const LddOptions& options) {
     if (!options.ld_library_path.empty()) {
         model_options.ld_library_path = loader::split_path_list(options.ld_library_path, true);
     }
-    if (!options.hwcaps.empty()) {
-        for (auto& level : loader::split_path_list(options.hwcaps)) {
-            for (auto& part : loader::split_path_list(level, true)) {
-                // Accept "a,b" as well as "a:b".
-                size_t start = 0;
-                while (start <= part.size()) {
-                    size_t comma = part.find(',', start);
-                    if (comma == std::string::npos)
-                        comma = part.size();
-                    if (comma > start)
-                        model_options.overrides.hwcaps.push_back(part.substr(start, comma - start));
-                    start = comma + 1;
-                }
-            }
-        }
-    }
+    model_options.overrides.hwcaps = split_list(options.hwcaps);
     if (!options.platform.empty())
         model_options.overrides.platform = options.platform;
     model_options.extra_host_provided = options.host_provides;

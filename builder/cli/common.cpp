@@ -45,6 +45,23 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
     return util::make_error(root, "not a directory or a tarball");
 }
 
+std::vector<std::string> split_list(std::string_view text) {
+    std::vector<std::string> out;
+    std::string current;
+    for (char c : text) {
+        if (c == ',' || c == ':') {
+            if (!current.empty())
+                out.push_back(current);
+            current.clear();
+        } else {
+            current += c;
+        }
+    }
+    if (!current.empty())
+        out.push_back(current);
+    return out;
+}
+
 std::vector<std::pair<std::string, std::string>> tree_issues(const fs::FileTree& tree) {
     std::vector<std::pair<std::string, std::string>> out;
     if (const auto* tar = dynamic_cast<const fs::TarTree*>(&tree)) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fs/file_tree.hpp"
 #include "util/result.hpp"
@@ -25,6 +26,9 @@ int fail_io(const std::string& message);
 // Opens `root` (a directory, or a rootfs tarball checked without extracting it). Returns null
 // and prints the reason when it cannot.
 util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root);
+
+// "x86-64-v3,x86-64-v2" (or colon-separated) as a list, empty items dropped.
+std::vector<std::string> split_list(std::string_view text);
 
 // Problems of the tree itself (unsafe tarball entries), for trees that have them.
 std::vector<std::pair<std::string, std::string>> tree_issues(const fs::FileTree& tree);

@@ -50,9 +50,8 @@ util::Result<RootModel> open_root_model(const fs::FileTree& tree, const ModelOpt
         cache.emplace(std::move(parsed.value()), lookup_target(*target));
     } else if (options.simulate_missing_cache) {
         ScanOptions scan;
-        std::string triplet = target->lib_token.substr(4);
-        scan.system_directories = {"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"};
-        scan.elf_class = target->elf_class;
+        // ldconfig's built-in directories are the loader's trusted ones.
+        scan.system_directories = target->default_dirs;
         scan.machine = target->machine;
         auto simulated = simulate_ldconfig(tree, scan);
         if (!simulated)
