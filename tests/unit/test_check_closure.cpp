@@ -126,6 +126,37 @@ TEST_SUITE("rootlock::check") {
         CHECK_FALSE(run(*tree, {"/opt"}).ok);
     }
 
+    TEST_CASE("torch's extensions see libtorch_global_deps.so's libraries already loaded") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/usr/bin/python3.11", program_spec({"libc.so.6"}));
+        const std::string venv = "/opt/venv";
+        const std::string site = venv + "/lib/python3.11/site-packages";
+        tree->add_file(venv + "/pyvenv.cfg",
+                       std::string("home = /usr/bin\ninclude-system-site-packages = false\n"
+                                   "version = 3.11.2\n"));
+        tree->add_symlink(venv + "/bin/python3", "/usr/bin/python3.11");
+        tree->add_dir(site);
+        // The global deps library finds libcudart through its RPATH and is loaded RTLD_GLOBAL
+        // by torch/__init__.py; torch._C names libcudart.so.12 with no way to find it itself.
+        ElfSpec global = library_spec("libtorch_global_deps.so", {"libcudart.so.12"});
+        global.rpath = "$ORIGIN/../../nvidia/cuda_runtime/lib";
+        add_elf(*tree, site + "/torch/lib/libtorch_global_deps.so", global);
+        add_elf(*tree, site + "/nvidia/cuda_runtime/lib/libcudart.so.12",
+                library_spec("libcudart.so.12"));
+        ElfSpec ext = library_spec("", {"libcudart.so.12"});
+        add_elf(*tree, site + "/torch/_C.cpython-311-x86_64-linux-gnu.so", ext);
+        auto report = run(*tree, {venv});
+        CHECK(report.ok);
+        CHECK(report.problems.empty());
+        // The same extension outside torch's package is loaded without that preload.
+        add_elf(*tree, site + "/other/_ext.cpython-311-x86_64-linux-gnu.so", ext);
+        auto broken = run(*tree, {venv});
+        CHECK_FALSE(broken.ok);
+        REQUIRE(kinds(broken) == std::vector<std::string>{"missing-soname"});
+        CHECK(broken.problems[0].fields["needed_by"] ==
+              nlohmann::ordered_json({site + "/other/_ext.cpython-311-x86_64-linux-gnu.so"}));
+    }
+
     TEST_CASE("CUDA majors are read from sonames, including the libraries whose major lags") {
         CHECK(check::cuda_membership("libcudart.so.12")->cuda_major == 12);
         CHECK(check::cuda_membership("libcufft.so.11")->cuda_major == 12);
