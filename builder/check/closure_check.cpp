@@ -44,7 +44,8 @@ struct Collector {
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
         unloadable;  // (soname, file, problem) -> needed_by
     std::map<std::pair<std::string, std::string>, std::set<std::string>>
-        cuda_mix;                             // (family, majors) -> objects
+        cuda_mix;                                               // (family, majors) -> objects
+    std::map<std::string, std::set<std::string>> interpreters;  // missing PT_INTERP -> programs
     std::unordered_set<std::string> checked;  // objects whose needs were checked (canonical)
     std::unordered_set<Edge, EdgeHash> edges;
 };
@@ -66,6 +67,10 @@ Since since(const loader::LoadSession& base) {
 void collect_session(const loader::LoadSession& session, Collector& out, bool standalone = false,
                      Since from = {}) {
     const auto& objects = session.objects();
+    if (!session.missing_interpreter().empty() && session.main_index() >= 0) {
+        out.interpreters[session.missing_interpreter()].insert(
+            canonical_of(objects[static_cast<size_t>(session.main_index())]));
+    }
     const auto& requests = session.requests();
     for (size_t r = from.requests; r < requests.size(); ++r) {
         const auto& request = requests[r];
@@ -181,6 +186,12 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
         }
         problem.fields["majors"] = majors;
         problem.fields["objects"] = sorted_array(objects);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [interpreter, programs] : in.interpreters) {
+        Problem problem{"missing-interpreter", Severity::error, {}};
+        problem.fields["interpreter"] = interpreter;
+        problem.fields["needed_by"] = sorted_array(programs);
         problems.push_back(std::move(problem));
     }
     for (const auto& [path, text] : scan.bad_objects) {

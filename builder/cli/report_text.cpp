@@ -26,6 +26,10 @@ const char* group_title(const std::string& kind) {
         return "closures mixing CUDA majors";
     if (kind == "bad-object")
         return "objects the loader would reject";
+    if (kind == "missing-interpreter")
+        return "programs whose dynamic loader (PT_INTERP) is missing";
+    if (kind == "broken-environment")
+        return "broken Python environments";
     if (kind == "unsafe-path")
         return "unsafe paths in the tree";
     return "other problems";
@@ -82,11 +86,17 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         out += fmt::format("  {}: CUDA {} in one process\n",
                            style.bold(f["family"].get<std::string>()), majors);
         list_paths(out, "objects", f["objects"]);
+    } else if (kind == "missing-interpreter") {
+        out += fmt::format("  {}\n", style.bold(f["interpreter"].get<std::string>()));
+        list_paths(out, "needed by", f["needed_by"]);
     } else if (kind == "bad-object") {
         out += fmt::format("  {}: {}\n", style.bold(f["path"].get<std::string>()),
                            f["problem"].get<std::string>());
         if (f.contains("needed_by"))
             list_paths(out, "needed by", f["needed_by"]);
+    } else if (kind == "broken-environment") {
+        out += fmt::format("  {}: {}\n", style.bold(f["environment"].get<std::string>()),
+                           f["problem"].get<std::string>());
     } else {
         out += fmt::format("  {}\n", f.dump());
     }

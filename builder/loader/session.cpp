@@ -369,6 +369,11 @@ bool LoadSession::load_main(const std::string& path, bool origin_from_realpath) 
             m_interpreter = add_object(std::move(object));
         }
     }
+    // A program whose PT_INTERP is not there cannot be exec'd at all ("No such file or
+    // directory" from execve, the classic symptom of a foreign or musl binary).
+    if (!probe.info->interpreter.empty() && m_interpreter < 0 && interpreter != resolved->path) {
+        m_missing_interpreter = interpreter;
+    }
     load_dependencies(static_cast<size_t>(m_main));
     return true;
 }

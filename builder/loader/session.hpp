@@ -76,6 +76,8 @@ class LoadSession {
     // The object a verneed entry naming `file` binds to from `requester` (find_needed).
     int find_by_name(const std::string& file) const;
     const std::string& main_error() const { return m_main_error; }
+    // The main program's PT_INTERP when it names no loadable object in the root.
+    const std::string& missing_interpreter() const { return m_missing_interpreter; }
 
   private:
     int match_loaded(const std::string& name) const;
@@ -101,6 +103,7 @@ class LoadSession {
     int m_interpreter_predecessor = -1;  // found object before the loader's first reference
     std::optional<std::string> m_main_origin;
     std::string m_main_error;
+    std::string m_missing_interpreter;
 };
 
 }  // namespace rootlock::loader

@@ -119,6 +119,17 @@ TEST_SUITE("rootlock::check") {
         CHECK(report.problems[0].fields["path"] == "/opt/t/libtiny.so.1");
     }
 
+    TEST_CASE("a program whose interpreter is missing cannot run") {
+        auto tree = make_fake_root();
+        ElfSpec musl = program_spec({"libc.so"});
+        musl.interpreter = "/lib/ld-musl-x86_64.so.1";
+        add_elf(*tree, "/opt/musl/app", musl);
+        auto report = run(*tree, {"/opt/musl"});
+        REQUIRE(kinds(report) == std::vector<std::string>{"missing-soname", "missing-interpreter"});
+        CHECK(report.problems[1].fields["interpreter"] == "/lib/ld-musl-x86_64.so.1");
+        CHECK(report.problems[1].fields["needed_by"] == nlohmann::ordered_json({"/opt/musl/app"}));
+    }
+
     TEST_CASE("the paths limit what is checked") {
         auto tree = make_fake_root();
         add_elf(*tree, "/opt/a/app", program_spec({"libgone.so.1"}));
