@@ -1,0 +1,398 @@
+// The recipe parser: toml++ reads the text, then each table is walked against its allowed keys
+// and types, values are checked, and the tables are checked against each other; every problem
+// found is collected and reported at once, each at the position of the offending key or value.
+#include "recipe/recipe.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <map>
+
+#include "python/metadata.hpp"
+#include "recipe/recipe_reader.hpp"
+#include "recipe/recipe_validate.hpp"
+
+namespace rootlock::recipe {
+
+namespace {
+
+using detail::Collector;
+using detail::Position;
+using detail::position_of;
+using detail::quoted;
+using detail::TableReader;
+using detail::type_phrase;
+using detail::where_text;
+
+// Positions and parsed values that the cross-table checks need.
+struct Anchors {
+    std::optional<CudaVersion> torch_cuda;
+    std::optional<int> driver_major;
+    Position driver_at;
+    std::vector<Position> index_url_at;  // parallel to Recipe::indexes
+};
+
+bool is_debian_package(std::string_view name) {
+    if (name.size() < 2)
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+    });
+}
+
+const char* const k_kebab_rule =
+    "is not kebab-case (lowercase letters and digits joined by single hyphens)";
+
+void read_image(TableReader& r, ImageSection& image) {
+    r.check_keys({"name", "output"});
+    Position at;
+    if (auto name = r.string("name", true, &at)) {
+        if (!is_kebab_case(*name))
+            r.out().add(at, "image.name " + quoted(*name) + " " + k_kebab_rule);
+        image.name = *name;
+    }
+    if (auto output = r.string("output", false, &at)) {
+        if (!has_image_suffix(*output))
+            r.out().add(at, "image.output " + quoted(*output) +
+                                " does not end in .tar.zst, .tar.xz, .tar.gz or .tar");
+        image.output = *output;
+    } else if (!image.name.empty()) {
+        image.output = "images/" + image.name + ".tar.zst";
+    }
+}
+
+void read_debian(TableReader& r, DebianBase& debian) {
+    r.check_keys({"suite", "mirror", "variant", "include"});
+    Position at;
+    if (auto suite = r.string("suite", true, &at)) {
+        if (!is_kebab_case(*suite))
+            r.out().add(at, "base.debian.suite " + quoted(*suite) + " is not a Debian suite name");
+        debian.suite = *suite;
+    }
+    if (auto mirror = r.string("mirror", false, &at)) {
+        if (!is_index_url(*mirror))
+            r.out().add(at, "base.debian.mirror " + quoted(*mirror) +
+                                " does not start with http://, https:// or file://");
+        debian.mirror = *mirror;
+    }
+    if (auto variant = r.string("variant", false, &at)) {
+        if (!is_debian_variant(*variant))
+            r.out().add(at, "base.debian.variant " + quoted(*variant) +
+                                " is not an mmdebstrap variant (extract, custom, essential, apt, "
+                                "required, minbase, buildd, important, debootstrap, standard)");
+        debian.variant = *variant;
+    }
+    for (auto& [package, package_at] : r.strings("include")) {
+        if (!is_debian_package(package))
+            r.out().add(package_at,
+                        "base.debian.include " + quoted(package) + " is not a Debian package name");
+        debian.include.push_back(package);
+    }
+}
+
+void read_base(TableReader& r, BaseSection& base) {
+    r.check_keys({"tarball", "sha256", "debian"});
+    const bool has_tarball = r.has("tarball");
+    const bool has_debian = r.has("debian");
+    if (has_tarball && has_debian)
+        r.out().add(r.position(), "[base] sets both tarball and debian; choose one");
+    if (!has_tarball && !has_debian)
+        r.out().add(r.position(), "[base] needs either tarball (with sha256) or debian");
+    Position at;
+    if (has_tarball) {
+        if (auto tarball = r.string("tarball", true, &at)) {
+            if (tarball->empty())
+                r.out().add(at, "base.tarball is empty");
+            else if (tarball->find("://") != std::string::npos && !is_index_url(*tarball))
+                r.out().add(at, "base.tarball " + quoted(*tarball) +
+                                    " is neither a path nor an http://, https:// or file:// URL");
+            base.tarball = *tarball;
+        }
+        if (auto sha256 = r.string("sha256", true, &at)) {
+            if (!is_sha256_hex(*sha256))
+                r.out().add(at, "base.sha256 " + quoted(*sha256) + " is not 64 hexadecimal digits");
+            std::transform(sha256->begin(), sha256->end(), sha256->begin(), [](char c) {
+                return (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
+            });
+            base.sha256 = *sha256;
+        }
+    } else if (const toml::node* sha256 = r.table().get("sha256")) {
+        r.out().add(*sha256, "base.sha256 belongs to a tarball base");
+    }
+    if (has_debian) {
+        if (const toml::table* table = r.subtable("debian", true)) {
+            TableReader debian_reader(*table, "base.debian", "base.debian", r.out());
+            base.debian = DebianBase{};
+            read_debian(debian_reader, *base.debian);
+        }
+    }
+}
+
+void read_python(TableReader& r, PythonSection& python) {
+    r.check_keys({"version", "venv"});
+    Position at;
+    if (auto version = r.string("version", true, &at)) {
+        if (!is_python_version(*version))
+            r.out().add(at, "python.version " + quoted(*version) + " is not of the form 3.N");
+        python.version = *version;
+    }
+    if (auto venv = r.string("venv", false, &at)) {
+        if (venv->empty() || venv->front() != '/')
+            r.out().add(at, "python.venv " + quoted(*venv) + " is not an absolute path");
+        python.venv = *venv;
+    }
+}
+
+void read_torch(TableReader& r, TorchSection& torch, Anchors& anchors) {
+    r.check_keys({"version", "cuda"});
+    Position at;
+    if (auto version = r.string("version", true, &at)) {
+        if (version->find('+') != std::string::npos)
+            r.out().add(at, "torch.version " + quoted(*version) +
+                                " carries a local version; torch.cuda selects the build");
+        else if (!is_release_version(*version))
+            r.out().add(at, "torch.version " + quoted(*version) +
+                                " is not a release version such as 2.8.0");
+        torch.version = *version;
+    }
+    if (auto cuda = r.string("cuda", true, &at)) {
+        const auto parsed = parse_cuda_version(*cuda);
+        if (!parsed)
+            r.out().add(at, "torch.cuda " + quoted(*cuda) +
+                                " is not of the form MAJOR.MINOR, such as 12.8");
+        else if (!minimum_driver(parsed->major))
+            r.out().add(at, "torch.cuda " + quoted(*cuda) + " names CUDA " +
+                                std::to_string(parsed->major) +
+                                ", which rootlock does not know (it knows 11, 12 and 13)");
+        else
+            anchors.torch_cuda = parsed;
+        torch.cuda = *cuda;
+    }
+}
+
+void read_cuda(TableReader& r, CudaSection& cuda, Anchors& anchors) {
+    r.check_keys({"driver"});
+    Position at;
+    if (auto driver = r.string("driver", true, &at)) {
+        anchors.driver_major = parse_driver_major(*driver);
+        anchors.driver_at = at;
+        if (!anchors.driver_major)
+            r.out().add(at, "cuda.driver " + quoted(*driver) +
+                                " is not a driver version such as 570.133.07");
+        cuda.driver = *driver;
+    }
+}
+
+void read_index(TableReader& r, IndexSection& index, Position& url_at) {
+    r.check_keys({"name", "url", "packages"});
+    Position at;
+    if (auto name = r.string("name", true, &at)) {
+        if (!is_kebab_case(*name))
+            r.out().add(at, "index.name " + quoted(*name) + " " + k_kebab_rule);
+        index.name = *name;
+    }
+    if (auto url = r.string("url", true, &url_at)) {
+        if (!is_index_url(*url))
+            r.out().add(url_at, "index.url " + quoted(*url) +
+                                    " does not start with http://, https:// or file://");
+        index.url = *url;
+    }
+    for (auto& [pattern, pattern_at] : r.strings("packages")) {
+        if (!is_package_pattern(pattern))
+            r.out().add(pattern_at, "index.packages " + quoted(pattern) +
+                                        " is not a project name pattern (letters, digits, '-', "
+                                        "'_', '.' and '*')");
+        index.packages.push_back(python::normalize_name(pattern));
+    }
+}
+
+void read_indexes(const toml::node& node, Collector& out, Recipe& recipe, Anchors& anchors) {
+    const auto* array = node.as_array();
+    if (array == nullptr) {
+        out.add(node, "index: expected an array of tables ([[index]]), found " +
+                          type_phrase(node.type()));
+        return;
+    }
+    std::map<std::string, Position> first_name;        // name -> where
+    std::map<std::string, std::string> pattern_owner;  // pattern -> index
+    for (std::size_t i = 0; i < array->size(); ++i) {
+        const toml::node& element = *array->get(i);
+        const auto* table = element.as_table();
+        if (table == nullptr) {
+            out.add(element, "index[" + std::to_string(i) + "]: expected a table, found " +
+                                 type_phrase(element.type()));
+            continue;
+        }
+        TableReader reader(*table, "index", "[[index]]", out);
+        IndexSection index;
+        Position url_at = reader.position();
+        read_index(reader, index, url_at);
+        if (!index.name.empty()) {
+            const auto [it, inserted] = first_name.emplace(index.name, reader.position());
+            if (!inserted)
+                out.add(reader.position(), "duplicate index name " + quoted(index.name) +
+                                               " (first defined at " +
+                                               where_text(out.file(), it->second) + ")");
+        }
+        for (const auto& pattern : index.packages) {
+            const auto [it, inserted] = pattern_owner.emplace(pattern, index.name);
+            if (!inserted && it->second != index.name)
+                out.add(reader.position(), "package pattern " + quoted(pattern) +
+                                               " is pinned to index " + quoted(it->second) +
+                                               " and to index " + quoted(index.name));
+        }
+        recipe.indexes.push_back(std::move(index));
+        anchors.index_url_at.push_back(url_at);
+    }
+}
+
+void read_packages(TableReader& r, Recipe& recipe) {
+    r.check_keys({"requires"});
+    for (auto& [requirement, at] : r.strings("requires")) {
+        if (requirement.find_first_not_of(" \t") == std::string::npos)
+            r.out().add(at, "packages.requires has an empty requirement");
+        recipe.requirements.push_back(requirement);
+    }
+}
+
+void read_environment(TableReader& r, Recipe& recipe) {
+    for (const auto& [key, node] : r.table()) {
+        const std::string name(key.str());
+        if (!is_env_name(name))
+            r.out().add(position_of(key.source()),
+                        "environment key " + quoted(name) + " is not a variable name");
+        if (const auto* value = node.as_string())
+            recipe.environment.emplace_back(name, value->get());
+        else
+            r.out().add(node, "environment." + name + ": expected a string, found " +
+                                  type_phrase(node.type()));
+    }
+    std::sort(recipe.environment.begin(), recipe.environment.end());
+}
+
+void read_host(TableReader& r, Recipe& recipe) {
+    r.check_keys({"provides"});
+    for (auto& [soname, at] : r.strings("provides")) {
+        if (!is_soname(soname))
+            r.out().add(at,
+                        "host.provides " + quoted(soname) + " is not a soname such as libfoo.so.1");
+        recipe.host_provides.push_back(soname);
+    }
+}
+
+// The checks across tables: the driver against the CUDA major, index URLs against the torch
+// build.
+void check_agreement(const Recipe& recipe, const Anchors& anchors, Position torch_at,
+                     Collector& out) {
+    if (recipe.torch && !recipe.cuda)
+        out.add(torch_at, "[torch] needs a [cuda] table with the host driver version");
+    if (!anchors.torch_cuda)
+        return;
+    const CudaVersion cuda = *anchors.torch_cuda;
+    const int minimum = minimum_driver(cuda.major).value_or(0);
+    if (anchors.driver_major && *anchors.driver_major < minimum)
+        out.add(anchors.driver_at, "cuda.driver " + quoted(recipe.cuda->driver) +
+                                       " is too old for torch.cuda " + quoted(recipe.torch->cuda) +
+                                       ": CUDA " + std::to_string(cuda.major) + " needs driver " +
+                                       std::to_string(minimum) + " or newer");
+    const std::string wanted = cuda_tag(cuda);
+    for (std::size_t i = 0; i < recipe.indexes.size(); ++i) {
+        const auto tag = cuda_tag_in_url(recipe.indexes[i].url);
+        if (tag && *tag != wanted)
+            out.add(anchors.index_url_at[i], "index " + quoted(recipe.indexes[i].name) +
+                                                 " serves " + *tag + " builds, but torch.cuda " +
+                                                 quoted(recipe.torch->cuda) + " needs " + wanted);
+    }
+}
+
+}  // namespace
+
+RecipeParse parse_recipe_all(std::string_view text, const std::string& file_name) {
+    Collector out(file_name);
+    toml::table root;
+    try {
+        root = toml::parse(text, file_name);
+    } catch (const toml::parse_error& error) {
+        out.add(position_of(error.source()), std::string(error.description()));
+        return RecipeParse{std::nullopt, out.finish()};
+    }
+
+    Recipe recipe;
+    Anchors anchors;
+    TableReader top(root, "", "the recipe", out);
+    top.check_keys(
+        {"image", "base", "python", "torch", "cuda", "index", "packages", "environment", "host"});
+    if (const toml::table* table = top.subtable("image", true)) {
+        TableReader reader(*table, "image", "[image]", out);
+        read_image(reader, recipe.image);
+    }
+    if (const toml::table* table = top.subtable("base", true)) {
+        TableReader reader(*table, "base", "[base]", out);
+        read_base(reader, recipe.base);
+    }
+    if (const toml::table* table = top.subtable("python", true)) {
+        TableReader reader(*table, "python", "[python]", out);
+        read_python(reader, recipe.python);
+    }
+    Position torch_at;
+    if (const toml::table* table = top.subtable("torch", false)) {
+        TableReader reader(*table, "torch", "[torch]", out);
+        torch_at = reader.position();
+        recipe.torch = TorchSection{};
+        read_torch(reader, *recipe.torch, anchors);
+    }
+    if (const toml::table* table = top.subtable("cuda", false)) {
+        TableReader reader(*table, "cuda", "[cuda]", out);
+        recipe.cuda = CudaSection{};
+        read_cuda(reader, *recipe.cuda, anchors);
+    }
+    if (const toml::node* node = root.get("index"))
+        read_indexes(*node, out, recipe, anchors);
+    if (const toml::table* table = top.subtable("packages", false)) {
+        TableReader reader(*table, "packages", "[packages]", out);
+        read_packages(reader, recipe);
+    }
+    if (const toml::table* table = top.subtable("environment", false)) {
+        TableReader reader(*table, "environment", "[environment]", out);
+        read_environment(reader, recipe);
+    }
+    if (const toml::table* table = top.subtable("host", false)) {
+        TableReader reader(*table, "host", "[host]", out);
+        read_host(reader, recipe);
+    }
+    check_agreement(recipe, anchors, torch_at, out);
+
+    if (!out.empty())
+        return RecipeParse{std::nullopt, out.finish()};
+    return RecipeParse{std::move(recipe), {}};
+}
+
+util::Result<Recipe> parse_recipe(std::string_view text, const std::string& file_name) {
+    RecipeParse parsed = parse_recipe_all(text, file_name);
+    if (parsed.errors.empty())
+        return std::move(*parsed.recipe);
+    util::Error first = parsed.errors.front();
+    for (std::size_t i = 1; i < parsed.errors.size(); ++i)
+        first.message += "\n" + parsed.errors[i].text();
+    return first;
+}
+
+RecipeParse parse_recipe_file(const std::string& path) {
+    constexpr std::size_t k_max_size = 1 << 20;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return RecipeParse{std::nullopt, {util::make_error(path, "cannot open the recipe")}};
+    std::string text;
+    char buffer[4096];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+        text.append(buffer, static_cast<std::size_t>(in.gcount()));
+        if (text.size() > k_max_size)
+            return RecipeParse{std::nullopt,
+                               {util::make_error(path, "the recipe is larger than 1 MiB")}};
+    }
+    if (in.bad())
+        return RecipeParse{std::nullopt, {util::make_error(path, "cannot read the recipe")}};
+    return parse_recipe_all(text, path);
+}
+
+}  // namespace rootlock::recipe

@@ -1,0 +1,83 @@
+// The recipe: a declarative TOML description of one image (base, Python, torch build, CUDA
+// driver, indexes, requirements). parse_recipe() reads it and reports every problem at once.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace rootlock::recipe {
+
+struct ImageSection {
+    std::string name;    // kebab-case
+    std::string output;  // image file; default "images/<name>.tar.zst"
+};
+
+// A Debian base built with mmdebstrap.
+struct DebianBase {
+    std::string suite;                 // e.g. "bookworm"
+    std::string mirror;                // empty: mmdebstrap's default mirror
+    std::string variant = "minbase";   // an mmdebstrap variant
+    std::vector<std::string> include;  // extra Debian packages
+};
+
+// Exactly one of `tarball` (with its sha256) and `debian` is set in a parsed recipe.
+struct BaseSection {
+    std::optional<std::string> tarball;  // http(s):// or file:// URL, or a local path
+    std::string sha256;                  // 64 lowercase hex digits when tarball is set
+    std::optional<DebianBase> debian;
+};
+
+struct PythonSection {
+    std::string version;             // "3.N"
+    std::string venv = "/opt/venv";  // absolute path inside the image
+};
+
+struct TorchSection {
+    std::string version;  // e.g. "2.8.0", no local version
+    std::string cuda;     // "MAJOR.MINOR", e.g. "12.8" -> the +cu128 build
+};
+
+struct CudaSection {
+    std::string driver;  // the host's driver, e.g. "570.133.07"
+};
+
+struct IndexSection {
+    std::string name;                   // kebab-case, unique
+    std::string url;                    // http://, https:// or file://
+    std::vector<std::string> packages;  // normalised names with '*' globs; empty: any package
+};
+
+struct Recipe {
+    ImageSection image;
+    BaseSection base;
+    PythonSection python;
+    std::optional<TorchSection> torch;
+    std::optional<CudaSection> cuda;        // required when torch is set
+    std::vector<IndexSection> indexes;      // in the order written; earlier wins
+    std::vector<std::string> requirements;  // [packages] requires, as written
+    std::vector<std::pair<std::string, std::string>> environment;  // sorted by variable name
+    std::vector<std::string> host_provides;  // sonames beyond the default host-provided set
+};
+
+// Every problem of one recipe: each error's where is "file:line:col", sorted by position.
+struct RecipeParse {
+    std::optional<Recipe> recipe;  // set only when errors is empty
+    std::vector<util::Error> errors;
+};
+
+// Parses and validates a recipe, collecting all errors. `file_name` goes into every location.
+RecipeParse parse_recipe_all(std::string_view text, const std::string& file_name);
+
+// The same as one Result: on failure, the Error's where is the first error's location and
+// text() is every error's "file:line:col: problem", one per line.
+util::Result<Recipe> parse_recipe(std::string_view text, const std::string& file_name);
+
+// Reads `path` and parses it; an unreadable file is one error located at the path.
+RecipeParse parse_recipe_file(const std::string& path);
+
+}  // namespace rootlock::recipe

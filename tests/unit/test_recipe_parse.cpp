@@ -1,0 +1,380 @@
+// Unit tests for the recipe parser: one full recipe read field by field, a table of malformed
+// recipes each with the exact complete list of errors, and the recipes shipped in recipes/.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "recipe/recipe.hpp"
+
+using rootlock::recipe::parse_recipe;
+using rootlock::recipe::parse_recipe_all;
+using rootlock::recipe::parse_recipe_file;
+
+namespace {
+
+const std::string k_file = "r.toml";
+
+std::vector<std::string> error_texts(std::string_view text) {
+    std::vector<std::string> texts;
+    for (const auto& error : parse_recipe_all(text, k_file).errors)
+        texts.push_back(error.text());
+    return texts;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& line : lines)
+        text += line + "\n";
+    return text;
+}
+
+// A minimal valid recipe; the malformed cases below are variations of it.
+const std::string k_minimal =
+    "[image]\n"
+    "name = \"demo\"\n"
+    "[base]\n"
+    "debian = { suite = \"bookworm\" }\n"
+    "[python]\n"
+    "version = \"3.11\"\n";
+
+struct Malformed {
+    const char* what;
+    std::string text;
+    std::vector<std::string> errors;
+};
+
+}  // namespace
+
+TEST_SUITE("rootlock::recipe") {
+    TEST_CASE("a full recipe is read field by field") {
+        const std::string text = R"([image]
+name = "train-cu128"
+output = "images/train.tar.xz"
+
+[base]
+tarball = "https://example.invalid/debian-12-standard_12.7-1_amd64.tar.zst"
+sha256 = "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+
+[python]
+version = "3.11"
+venv = "/opt/venv"
+
+[torch]
+version = "2.8.0"
+cuda = "12.8"
+
+[cuda]
+driver = "570.133.07"
+
+[[index]]
+name = "pytorch-cu128"
+url = "https://example.invalid/whl/cu128"
+packages = ["torch", "triton", "NVIDIA_*"]
+
+[[index]]
+name = "local"
+url = "file:///srv/wheels"
+
+[packages]
+requires = ["transformers==4.55.*", "numpy<2.3"]
+
+[environment]
+LD_LIBRARY_PATH = "/opt/extra/lib"
+A_FIRST = "1"
+
+[host]
+provides = ["libfoo.so.1"]
+)";
+        const auto parsed = parse_recipe(text, k_file);
+        REQUIRE_MESSAGE(parsed.ok(), (parsed.ok() ? "" : parsed.error().text()));
+        const auto& recipe = parsed.value();
+        CHECK(recipe.image.name == "train-cu128");
+        CHECK(recipe.image.output == "images/train.tar.xz");
+        REQUIRE(recipe.base.tarball.has_value());
+        CHECK(*recipe.base.tarball ==
+              "https://example.invalid/debian-12-standard_12.7-1_amd64.tar.zst");
+        CHECK(recipe.base.sha256 ==
+              "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+        CHECK_FALSE(recipe.base.debian.has_value());
+        CHECK(recipe.python.version == "3.11");
+        CHECK(recipe.python.venv == "/opt/venv");
+        REQUIRE(recipe.torch.has_value());
+        CHECK(recipe.torch->version == "2.8.0");
+        CHECK(recipe.torch->cuda == "12.8");
+        REQUIRE(recipe.cuda.has_value());
+        CHECK(recipe.cuda->driver == "570.133.07");
+        REQUIRE(recipe.indexes.size() == 2);
+        CHECK(recipe.indexes[0].name == "pytorch-cu128");
+        CHECK(recipe.indexes[0].url == "https://example.invalid/whl/cu128");
+        CHECK(recipe.indexes[0].packages ==
+              std::vector<std::string>{"torch", "triton", "nvidia-*"});
+        CHECK(recipe.indexes[1].name == "local");
+        CHECK(recipe.indexes[1].url == "file:///srv/wheels");
+        CHECK(recipe.indexes[1].packages.empty());
+        CHECK(recipe.requirements == std::vector<std::string>{"transformers==4.55.*", "numpy<2.3"});
+        CHECK(recipe.environment == std::vector<std::pair<std::string, std::string>>{
+                                        {"A_FIRST", "1"}, {"LD_LIBRARY_PATH", "/opt/extra/lib"}});
+        CHECK(recipe.host_provides == std::vector<std::string>{"libfoo.so.1"});
+    }
+
+    TEST_CASE("every malformed recipe reports its exact complete list of errors") {
+        // k_minimal's lines: 1 [image], 2 name, 3 [base], 4 debian, 5 [python], 6 version.
+        const std::string image_base =
+            "[base]\ndebian = { suite = \"bookworm\" }\n[python]\nversion = \"3.11\"\n";
+        const std::string torch_tail =
+            "[torch]\nversion = \"2.8.0\"\ncuda = \"12.8\"\n[cuda]\ndriver = \"570.133.07\"\n";
+        const std::vector<Malformed> cases = {
+            {"a TOML syntax error",
+             "[image\nname = \"demo\"\n",
+             {"r.toml:1:7: Error while parsing table header: expected ']', saw '\\n'"}},
+            {"a misspelt key, with a suggestion",
+             "[image]\nnmae = \"demo\"\n" + image_base,
+             {"r.toml:1:1: [image] is missing required key \"name\"",
+              "r.toml:2:1: unknown key \"nmae\" in [image]; did you mean \"name\"?"}},
+            {"an unknown key far from any known one",
+             k_minimal + "[image.extra]\n",
+             {"r.toml:7:8: unknown key \"extra\" in [image]"}},
+            {"a misspelt table, with a suggestion",
+             "[image]\nname = \"demo\"\n[base]\ndebian = { suite = \"bookworm\" }\n[pyton]\n"
+             "version = \"3.11\"\n",
+             {"r.toml:1:1: missing required table [python]",
+              "r.toml:5:2: unknown table [pyton]; did you mean [python]?"}},
+            {"a table that is a string",
+             "image = \"demo\"\n" + image_base,
+             {"r.toml:1:9: image: expected a table, found a string"}},
+            {"an unknown top-level key",
+             "title = \"x\"\n" + k_minimal,
+             {"r.toml:1:1: unknown key \"title\" in the recipe"}},
+            {"index entries that are not tables",
+             "index = [\"a\"]\n" + k_minimal,
+             {"r.toml:1:10: index[0]: expected a table, found a string"}},
+            {"a wrong type",
+             "[image]\nname = 42\n" + image_base,
+             {"r.toml:2:8: image.name: expected a string, found an integer"}},
+            {"a missing table",
+             "[image]\nname = \"demo\"\n[python]\nversion = \"3.11\"\n",
+             {"r.toml:1:1: missing required table [base]"}},
+            {"an image name that is not kebab-case",
+             "[image]\nname = \"Demo_Image\"\n" + image_base,
+             {"r.toml:2:8: image.name \"Demo_Image\" is not kebab-case (lowercase letters and "
+              "digits joined by single hyphens)"}},
+            {"an image output without an archive suffix",
+             "[image]\nname = \"demo\"\noutput = \"demo.zip\"\n" + image_base,
+             {"r.toml:3:10: image.output \"demo.zip\" does not end in .tar.zst, .tar.xz, .tar.gz "
+              "or .tar"}},
+            {"a sha256 that is not 64 hex digits",
+             "[image]\nname = \"demo\"\n[base]\ntarball = \"base.tar\"\nsha256 = \"abc\"\n"
+             "[python]\nversion = \"3.11\"\n",
+             {"r.toml:5:10: base.sha256 \"abc\" is not 64 hexadecimal digits"}},
+            {"a tarball URL with an unsupported scheme",
+             "[image]\nname = \"demo\"\n[base]\ntarball = \"ftp://example.invalid/b.tar\"\n"
+             "sha256 = \"" +
+                 std::string(64, 'a') + "\"\n[python]\nversion = \"3.11\"\n",
+             {"r.toml:4:11: base.tarball \"ftp://example.invalid/b.tar\" is neither a path nor an "
+              "http://, https:// or file:// URL"}},
+            {"a tarball without its sha256",
+             "[image]\nname = \"demo\"\n[base]\ntarball = \"base.tar\"\n[python]\n"
+             "version = \"3.11\"\n",
+             {"r.toml:3:1: [base] is missing required key \"sha256\""}},
+            {"a base with both tarball and debian",
+             "[image]\nname = \"demo\"\n[base]\ntarball = \"base.tar\"\nsha256 = \"" +
+                 std::string(64, 'a') +
+                 "\"\ndebian = { suite = \"bookworm\" }\n[python]\nversion = \"3.11\"\n",
+             {"r.toml:3:1: [base] sets both tarball and debian; choose one"}},
+            {"a base with neither tarball nor debian",
+             "[image]\nname = \"demo\"\n[base]\n[python]\nversion = \"3.11\"\n",
+             {"r.toml:3:1: [base] needs either tarball (with sha256) or debian"}},
+            {"a sha256 beside a debian base",
+             "[image]\nname = \"demo\"\n[base]\ndebian = { suite = \"bookworm\" }\nsha256 = \"" +
+                 std::string(64, 'a') + "\"\n[python]\nversion = \"3.11\"\n",
+             {"r.toml:5:10: base.sha256 belongs to a tarball base"}},
+            {"a debian base without a suite and with an unknown variant",
+             "[image]\nname = \"demo\"\n[base]\ndebian = { variant = \"tiny\" }\n[python]\n"
+             "version = \"3.11\"\n",
+             {"r.toml:4:10: base.debian is missing required key \"suite\"",
+              "r.toml:4:22: base.debian.variant \"tiny\" is not an mmdebstrap variant (extract, "
+              "custom, essential, apt, required, minbase, buildd, important, debootstrap, "
+              "standard)"}},
+            {"a debian base that is a string",
+             "[image]\nname = \"demo\"\n[base]\ndebian = \"bookworm\"\n[python]\n"
+             "version = \"3.11\"\n",
+             {"r.toml:4:10: base.debian: expected a table, found a string"}},
+            {"a python version that is not 3.N",
+             "[image]\nname = \"demo\"\n[base]\ndebian = { suite = \"bookworm\" }\n[python]\n"
+             "version = \"2.7\"\n",
+             {"r.toml:6:11: python.version \"2.7\" is not of the form 3.N"}},
+            {"a relative venv",
+             k_minimal + "venv = \"opt/venv\"\n",
+             {"r.toml:7:8: python.venv \"opt/venv\" is not an absolute path"}},
+            {"a torch version with a local part",
+             k_minimal + "[torch]\nversion = \"2.8.0+cu128\"\ncuda = \"12.8\"\n[cuda]\n"
+                         "driver = \"570.133.07\"\n",
+             {"r.toml:8:11: torch.version \"2.8.0+cu128\" carries a local version; torch.cuda "
+              "selects the build"}},
+            {"an unknown CUDA major",
+             k_minimal + "[torch]\nversion = \"2.8.0\"\ncuda = \"14.0\"\n[cuda]\n"
+                         "driver = \"580.65.06\"\n",
+             {"r.toml:9:8: torch.cuda \"14.0\" names CUDA 14, which rootlock does not know (it "
+              "knows 11, 12 and 13)"}},
+            {"a CUDA version without a minor",
+             k_minimal + "[torch]\nversion = \"2.8.0\"\ncuda = \"12\"\n[cuda]\n"
+                         "driver = \"570.133.07\"\n",
+             {"r.toml:9:8: torch.cuda \"12\" is not of the form MAJOR.MINOR, such as 12.8"}},
+            {"a torch build without a driver",
+             k_minimal + "[torch]\nversion = \"2.8.0\"\ncuda = \"12.8\"\n",
+             {"r.toml:7:1: [torch] needs a [cuda] table with the host driver version"}},
+            {"a driver version without dots",
+             k_minimal +
+                 "[torch]\nversion = \"2.8.0\"\ncuda = \"12.8\"\n[cuda]\ndriver = \"570\"\n",
+             {"r.toml:11:10: cuda.driver \"570\" is not a driver version such as 570.133.07"}},
+            {"a driver too old for CUDA 13",
+             k_minimal + "[torch]\nversion = \"2.9.1\"\ncuda = \"13.0\"\n[cuda]\n"
+                         "driver = \"570.133.07\"\n",
+             {"r.toml:11:10: cuda.driver \"570.133.07\" is too old for torch.cuda \"13.0\": CUDA "
+              "13 needs driver 580 or newer"}},
+            {"a driver too old for CUDA 12",
+             k_minimal + "[torch]\nversion = \"2.8.0\"\ncuda = \"12.8\"\n[cuda]\n"
+                         "driver = \"470.256.02\"\n",
+             {"r.toml:11:10: cuda.driver \"470.256.02\" is too old for torch.cuda \"12.8\": CUDA "
+              "12 needs driver 525 or newer"}},
+            {"a cu130 index for a CUDA 12.8 torch",
+             k_minimal + torch_tail +
+                 "[[index]]\nname = \"pytorch\"\nurl = \"https://example.invalid/whl/cu130\"\n",
+             {"r.toml:14:7: index \"pytorch\" serves cu130 builds, but torch.cuda \"12.8\" needs "
+              "cu128"}},
+            {"duplicate index names and a bad index URL",
+             k_minimal + "[[index]]\nname = \"wheels\"\nurl = \"https://example.invalid/simple\"\n"
+                         "[[index]]\nname = \"wheels\"\nurl = \"ftp://example.invalid/simple\"\n",
+             {"r.toml:10:1: duplicate index name \"wheels\" (first defined at r.toml:7:1)",
+              "r.toml:12:7: index.url \"ftp://example.invalid/simple\" does not start with "
+              "http://, https:// or file://"}},
+            {"one package pattern pinned to two indexes",
+             k_minimal +
+                 "[[index]]\nname = \"a\"\nurl = \"https://a.invalid/simple\"\n"
+                 "packages = [\"Torch\"]\n[[index]]\nname = \"b\"\n"
+                 "url = \"https://b.invalid/simple\"\npackages = [\"torch\", \"nvidia?\"]\n",
+             {"r.toml:11:1: package pattern \"torch\" is pinned to index \"a\" and to index \"b\"",
+              "r.toml:14:22: index.packages \"nvidia?\" is not a project name pattern (letters, "
+              "digits, '-', '_', '.' and '*')"}},
+            {"an [index] table instead of [[index]]",
+             k_minimal + "[index]\nname = \"a\"\n",
+             {"r.toml:7:1: index: expected an array of tables ([[index]]), found a table"}},
+            {"wrong types in [packages], [environment] and [host]",
+             k_minimal + "[packages]\nrequires = [\"numpy\", 3, \" \"]\n[environment]\n"
+                         "\"1PATH\" = \"x\"\nDEBUG = true\n[host]\nprovides = [\"libfoo\"]\n",
+             {"r.toml:8:22: packages.requires[1]: expected a string, found an integer",
+              "r.toml:8:25: packages.requires has an empty requirement",
+              "r.toml:10:1: environment key \"1PATH\" is not a variable name",
+              "r.toml:11:9: environment.DEBUG: expected a string, found a boolean",
+              "r.toml:13:13: host.provides \"libfoo\" is not a soname such as libfoo.so.1"}},
+            {"several problems at once, sorted by position",
+             "[image]\nname = \"Bad Name\"\ncolor = 1\n[base]\ntarball = \"b.tar\"\n"
+             "sha256 = \"xyz\"\ndebian = { suite = \"bookworm\" }\n[python]\nversion = 3.11\n"
+             "venv = \"venv\"\n[torch]\nversion = \"2.9.1\"\ncuda = \"13.0\"\n[cuda]\n"
+             "driver = \"570.133.07\"\n[[index]]\nname = \"cu\"\nurl = "
+             "\"https://x.invalid/cu128/\"\n"
+             "[extra]\n",
+             {"r.toml:2:8: image.name \"Bad Name\" is not kebab-case (lowercase letters and digits "
+              "joined by single hyphens)",
+              "r.toml:3:1: unknown key \"color\" in [image]",
+              "r.toml:4:1: [base] sets both tarball and debian; choose one",
+              "r.toml:6:10: base.sha256 \"xyz\" is not 64 hexadecimal digits",
+              "r.toml:9:11: python.version: expected a string, found a float",
+              "r.toml:10:8: python.venv \"venv\" is not an absolute path",
+              "r.toml:15:10: cuda.driver \"570.133.07\" is too old for torch.cuda \"13.0\": CUDA "
+              "13 needs driver 580 or newer",
+              "r.toml:18:7: index \"cu\" serves cu128 builds, but torch.cuda \"13.0\" needs cu130",
+              "r.toml:19:2: unknown table [extra]"}},
+        };
+        CHECK(cases.size() >= 20);
+        for (const auto& malformed : cases) {
+            INFO(std::string(malformed.what));
+            CHECK(joined(error_texts(malformed.text)) == joined(malformed.errors));
+        }
+    }
+
+    TEST_CASE("a minimal recipe gets the documented defaults") {
+        const auto parsed = parse_recipe(k_minimal, k_file);
+        REQUIRE_MESSAGE(parsed.ok(), (parsed.ok() ? "" : parsed.error().text()));
+        const auto& recipe = parsed.value();
+        CHECK(recipe.image.output == "images/demo.tar.zst");
+        REQUIRE(recipe.base.debian.has_value());
+        CHECK(recipe.base.debian->suite == "bookworm");
+        CHECK(recipe.base.debian->mirror.empty());
+        CHECK(recipe.base.debian->variant == "minbase");
+        CHECK(recipe.base.debian->include.empty());
+        CHECK_FALSE(recipe.base.tarball.has_value());
+        CHECK(recipe.python.venv == "/opt/venv");
+        CHECK_FALSE(recipe.torch.has_value());
+        CHECK_FALSE(recipe.cuda.has_value());
+        CHECK(recipe.indexes.empty());
+        CHECK(recipe.requirements.empty());
+        CHECK(recipe.environment.empty());
+        CHECK(recipe.host_provides.empty());
+    }
+
+    TEST_CASE("parse_recipe puts every error into one Error, first location as where") {
+        const auto parsed = parse_recipe("[image]\nname = 1\n[base]\n", k_file);
+        REQUIRE_FALSE(parsed.ok());
+        CHECK(parsed.error().where == "r.toml:1:1");
+        CHECK(parsed.error().text() ==
+              "r.toml:1:1: missing required table [python]\n"
+              "r.toml:2:8: image.name: expected a string, found an integer\n"
+              "r.toml:3:1: [base] needs either tarball (with sha256) or debian");
+    }
+
+    TEST_CASE("an unreadable recipe file is one error located at its path") {
+        const auto parsed = parse_recipe_file("/nonexistent/rootlock/recipe.toml");
+        CHECK_FALSE(parsed.recipe.has_value());
+        REQUIRE(parsed.errors.size() == 1);
+        CHECK(parsed.errors[0].text() ==
+              "/nonexistent/rootlock/recipe.toml: cannot open the recipe");
+    }
+
+    TEST_CASE("the recipes shipped in recipes/ parse without errors") {
+        const auto directory =
+            std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "recipes";
+        std::vector<std::string> names;
+        for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+            if (entry.path().extension() == ".toml")
+                names.push_back(entry.path().filename().string());
+        }
+        std::sort(names.begin(), names.end());
+        for (const char* expected : {"demo.toml", "train-cu128.toml", "train-cu130.toml"})
+            CHECK(std::find(names.begin(), names.end(), expected) != names.end());
+        for (const auto& name : names) {
+            INFO(name);
+            const auto parsed = parse_recipe_file((directory / name).string());
+            std::string errors;
+            for (const auto& error : parsed.errors)
+                errors += error.text() + "\n";
+            CHECK(errors == "");
+            CHECK(parsed.recipe.has_value());
+        }
+    }
+
+    TEST_CASE("the shipped recipes pin what their names promise") {
+        const auto directory =
+            std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "recipes";
+        const auto cu128 = parse_recipe_file((directory / "train-cu128.toml").string());
+        REQUIRE(cu128.recipe.has_value());
+        CHECK(cu128.recipe->torch->version == "2.8.0");
+        CHECK(cu128.recipe->torch->cuda == "12.8");
+        CHECK(cu128.recipe->cuda->driver == "570.133.07");
+        const auto cu130 = parse_recipe_file((directory / "train-cu130.toml").string());
+        REQUIRE(cu130.recipe.has_value());
+        CHECK(cu130.recipe->torch->version == "2.9.1");
+        CHECK(cu130.recipe->torch->cuda == "13.0");
+        CHECK(cu130.recipe->cuda->driver == "580.65.06");
+        const auto demo = parse_recipe_file((directory / "demo.toml").string());
+        REQUIRE(demo.recipe.has_value());
+        REQUIRE(demo.recipe->indexes.size() == 1);
+        CHECK(demo.recipe->indexes[0].name == "fixture");
+        CHECK(demo.recipe->indexes[0].url == "http://127.0.0.1:8765/simple");
+        REQUIRE(demo.recipe->base.debian.has_value());
+        CHECK(demo.recipe->python.version == "3.11");
+    }
+}
