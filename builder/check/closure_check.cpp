@@ -43,7 +43,7 @@ struct Collector {
         versions;  // (soname, version, provider) -> needed_by
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
         unloadable;  // (soname, file, problem) -> needed_by
-    std::map<std::pair<std::string, std::string>, std::set<std::string>>
+    std::map<std::pair<std::string, std::set<int>>, std::set<std::string>>
         cuda_mix;                                               // (family, majors) -> objects
     std::map<std::string, std::set<std::string>> interpreters;  // missing PT_INTERP -> programs
     std::unordered_set<std::string> checked;  // objects whose needs were checked (canonical)
@@ -124,10 +124,7 @@ void collect_session(const loader::LoadSession& session, Collector& out, bool st
     for (const auto& [family, set] : majors) {
         if (set.size() < 2)
             continue;
-        std::string key;
-        for (int major : set)
-            key += (key.empty() ? "" : ",") + std::to_string(major);
-        auto& members = out.cuda_mix[{family, key}];
+        auto& members = out.cuda_mix[{family, set}];
         members.insert(family_objects[family].begin(), family_objects[family].end());
     }
 }
@@ -176,15 +173,7 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
     for (const auto& [key, objects] : in.cuda_mix) {
         Problem problem{"cuda-major-mix", Severity::error, {}};
         problem.fields["family"] = key.first;
-        std::vector<int> majors;
-        for (size_t start = 0; start <= key.second.size();) {
-            size_t comma = key.second.find(',', start);
-            if (comma == std::string::npos)
-                comma = key.second.size();
-            majors.push_back(std::stoi(key.second.substr(start, comma - start)));
-            start = comma + 1;
-        }
-        problem.fields["majors"] = majors;
+        problem.fields["majors"] = std::vector<int>(key.second.begin(), key.second.end());
         problem.fields["objects"] = sorted_array(objects);
         problems.push_back(std::move(problem));
     }
