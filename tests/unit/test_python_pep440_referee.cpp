@@ -2,8 +2,6 @@
 // a standalone one) run once as a referee: normalised forms, the order and contains() agree.
 #include <doctest/doctest.h>
 
-#include <glob.h>
-#include <string.h>  // strverscmp (GNU)
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "python/pep440.hpp"
+#include "support/packaging_referee.hpp"
 #include "support/temp_dir.hpp"
 
 using rootlock::python::parse_specifiers;
@@ -155,53 +154,6 @@ std::vector<std::string> specifier_corpus() {
             "~=1.0.*"};
 }
 
-// The pythons to ask, newest pyenv ones first: the first with packaging 22 or later is the
-// referee; failing that, the first that answers at all.
-std::vector<std::string> python_candidates() {
-    std::vector<std::string> out;
-    glob_t found{};
-    if (::glob("/root/.pyenv/versions/*/bin/python3", 0, nullptr, &found) == 0) {
-        for (size_t i = 0; i < found.gl_pathc; ++i)
-            out.emplace_back(found.gl_pathv[i]);
-    }
-    ::globfree(&found);
-    std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-        return ::strverscmp(a.c_str(), b.c_str()) > 0;
-    });
-    for (const char* fixed : {"/usr/bin/python3", "/usr/local/bin/python3"})
-        out.emplace_back(fixed);
-    return out;
-}
-
-int packaging_major(const std::string& output) {
-    return std::atoi(output.c_str() + 2);  // "P 24.1"
-}
-
-std::string run_referee(const std::string& script, const std::string& corpus) {
-    std::string fallback;
-    for (const std::string& python : python_candidates()) {
-        if (::access(python.c_str(), X_OK) != 0)
-            continue;
-        const std::string command = python + " " + script + " " + corpus + " 2>/dev/null";
-        FILE* pipe = ::popen(command.c_str(), "r");
-        if (pipe == nullptr)
-            continue;
-        std::string output;
-        char buffer[4096];
-        size_t n = 0;
-        while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
-            output.append(buffer, n);
-        const int status = ::pclose(pipe);
-        if (status != 0 || output.rfind("P ", 0) != 0)
-            continue;
-        if (packaging_major(output) >= 22)
-            return output;
-        if (fallback.empty())
-            fallback = std::move(output);
-    }
-    return fallback;
-}
-
 }  // namespace
 
 TEST_SUITE("rootlock::python") {
@@ -214,8 +166,8 @@ TEST_SUITE("rootlock::python") {
             corpus += "V " + text + "\n";
         for (const auto& text : specifiers)
             corpus += "S " + text + "\n";
-        const std::string output = run_referee(dir.write_file("referee.py", k_referee),
-                                               dir.write_file("corpus.txt", corpus));
+        const std::string output = rootlock::testing::run_packaging_referee(
+            dir.write_file("referee.py", k_referee), dir.write_file("corpus.txt", corpus));
         if (output.empty()) {
             MESSAGE(
                 "no python3 with packaging (pip's vendored copy or standalone): the "
@@ -258,7 +210,7 @@ TEST_SUITE("rootlock::python") {
         }
         CHECK(order_mismatches == 0);
 
-        if (packaging_major(output) < 22) {
+        if (rootlock::testing::packaging_major(output) < 22) {
             MESSAGE(
                 "packaging before 22 answers specifiers differently (pre-release suffixes "
                 "before '.*', the unpadded wildcard split, '~=' with a pre-release): the "

@@ -2,8 +2,6 @@
 // extras, version-like comparisons, located errors, and a differential check against packaging.
 #include <doctest/doctest.h>
 
-#include <glob.h>
-#include <string.h>  // strverscmp (GNU)
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "python/pep508.hpp"
+#include "support/packaging_referee.hpp"
 #include "support/temp_dir.hpp"
 
 using rootlock::python::evaluate;
@@ -241,43 +240,6 @@ bool is_deliberately_stricter(const std::string& text) {
     return text == "foo; \"a\" == \"b\"" || text == "foo; python_version == python_full_version";
 }
 
-std::vector<std::string> python_candidates() {
-    std::vector<std::string> out;
-    glob_t found{};
-    if (::glob("/root/.pyenv/versions/*/bin/python3", 0, nullptr, &found) == 0) {
-        for (size_t i = 0; i < found.gl_pathc; ++i)
-            out.emplace_back(found.gl_pathv[i]);
-    }
-    ::globfree(&found);
-    std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-        return ::strverscmp(a.c_str(), b.c_str()) > 0;
-    });
-    for (const char* fixed : {"/usr/bin/python3", "/usr/local/bin/python3"})
-        out.emplace_back(fixed);
-    return out;
-}
-
-// The output of the first python whose packaging is 22 or later, or "" when none answers.
-std::string run_referee(const std::string& script, const std::string& corpus) {
-    for (const std::string& python : python_candidates()) {
-        if (::access(python.c_str(), X_OK) != 0)
-            continue;
-        const std::string command = python + " " + script + " " + corpus + " 2>/dev/null";
-        FILE* pipe = ::popen(command.c_str(), "r");
-        if (pipe == nullptr)
-            continue;
-        std::string output;
-        char buffer[4096];
-        size_t n = 0;
-        while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
-            output.append(buffer, n);
-        const int status = ::pclose(pipe);
-        if (status == 0 && output.rfind("P ", 0) == 0 && std::atoi(output.c_str() + 2) >= 22)
-            return output;
-    }
-    return "";
-}
-
 std::vector<std::string> split_tabs(const std::string& line) {
     std::vector<std::string> out(1);
     for (char c : line) {
@@ -503,9 +465,9 @@ TEST_SUITE("rootlock::python") {
         std::string lines;
         for (const auto& text : corpus)
             lines += text + "\n";
-        const std::string output = run_referee(dir.write_file("referee.py", k_referee),
-                                               dir.write_file("corpus.txt", lines));
-        if (output.empty()) {
+        const std::string output = rootlock::testing::run_packaging_referee(
+            dir.write_file("referee.py", k_referee), dir.write_file("corpus.txt", lines));
+        if (rootlock::testing::packaging_major(output) < 22) {
             MESSAGE(
                 "no python3 with packaging 22 or later: the differential PEP 508 check is "
                 "skipped");
