@@ -8,17 +8,26 @@
 
 namespace rootlock::util {
 
+// Which kind of failure an Error is, so that the CLI can pick the exit code (2 for bad input,
+// 3 for a network that failed) without parsing messages.
+enum class ErrorKind { input, network };
+
 // What went wrong and where. `where` is a location such as "file:3:7" or "path@0x40";
 // text() joins them the way every user-facing message does: "where: message".
 struct Error {
     std::string where;
     std::string message;
+    ErrorKind kind = ErrorKind::input;
 
     std::string text() const { return where.empty() ? message : where + ": " + message; }
 };
 
 inline Error make_error(std::string where, std::string message) {
-    return Error{std::move(where), std::move(message)};
+    return Error{std::move(where), std::move(message), ErrorKind::input};
+}
+
+inline Error make_network_error(std::string where, std::string message) {
+    return Error{std::move(where), std::move(message), ErrorKind::network};
 }
 
 // Unit stands in for "no value" so that Result<Unit> works like Result<T>.
