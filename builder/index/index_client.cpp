@@ -1,0 +1,169 @@
+// Index pages and metadata files through the HTTP client and the caches: a page is revalidated
+// with its ETag or Last-Modified when online and read from the page cache alone when offline;
+// metadata files with a known hash live in the content store, so they are fetched once ever.
+#include "index/index_client.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "util/sha256.hpp"
+
+namespace rootlock::index {
+
+namespace {
+
+std::string metadata_url(const DistributionFile& file) {
+    return file.url + ".metadata";
+}
+
+std::optional<std::string> sha256_of(const std::map<std::string, std::string>& hashes) {
+    auto found = hashes.find("sha256");
+    if (found == hashes.end())
+        return std::nullopt;
+    return found->second;
+}
+
+util::Result<std::string> read_host_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return util::make_error(path, "cannot read a cached file");
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+}  // namespace
+
+IndexClient::IndexClient(HttpClient& http, PageCache& pages, ContentStore& store, bool offline)
+    : m_http(http), m_pages(pages), m_store(store), m_offline(offline) {}
+
+util::Result<std::optional<ProjectPage>> IndexClient::project(const std::string& index_url,
+                                                              const std::string& normalized_name) {
+    const std::string url = project_url(index_url, normalized_name);
+    const std::string key = url + "\n" + k_accept_header;
+    ROOTLOCK_TRY(cached, m_pages.get(key));
+
+    std::string body;
+    std::string content_type;
+    std::string final_url = url;
+    if (m_offline) {
+        if (!cached.has_value())
+            return util::make_network_error(url,
+                                            "not in the cache and --offline forbids the network");
+        ++m_stats.pages_from_cache;
+        if (cached->content_type == "absent")
+            return std::optional<ProjectPage>();
+        body = cached->body;
+        content_type = cached->content_type;
+    } else {
+        FetchRequest request{url, {{"Accept", k_accept_header}}};
+        if (cached.has_value() && cached->content_type != "absent") {
+            if (!cached->etag.empty())
+                request.headers.emplace_back("If-None-Match", cached->etag);
+            if (!cached->last_modified.empty())
+                request.headers.emplace_back("If-Modified-Since", cached->last_modified);
+        }
+        ROOTLOCK_TRY(response, m_http.get(request));
+        if (response.status == 404 || response.status == 410) {
+            // Remembered, so that an offline relock knows the index lacks the project.
+            (void)m_pages.put(key, CachedPage{url, "absent", "", "", ""});
+            return std::optional<ProjectPage>();
+        }
+        if (response.status == 304 && cached.has_value()) {
+            ++m_stats.pages_revalidated;
+            body = cached->body;
+            content_type = cached->content_type;
+        } else if (response.status == 200) {
+            ++m_stats.pages_fetched;
+            body = std::move(response.body);
+            auto header = [&](const char* name) {
+                auto found = response.headers.find(name);
+                return found == response.headers.end() ? std::string() : found->second;
+            };
+            content_type = header("content-type");
+            if (!response.effective_url.empty())
+                final_url = response.effective_url;
+            // A page that does not parse is not cached: the next run asks again.
+            ROOTLOCK_TRY(format, page_format(content_type, url));
+            (void)format;
+            (void)m_pages.put(key, CachedPage{final_url, content_type, header("etag"),
+                                              header("last-modified"), body});
+        } else {
+            return util::make_network_error(
+                url, "the index answered HTTP " + std::to_string(response.status));
+        }
+    }
+    ROOTLOCK_TRY(format, page_format(content_type, url));
+    if (format == PageFormat::json) {
+        ROOTLOCK_TRY(page, parse_simple_json(body, final_url));
+        return std::optional<ProjectPage>(std::move(page));
+    }
+    ROOTLOCK_TRY(page, parse_simple_html(body, final_url, normalized_name));
+    return std::optional<ProjectPage>(std::move(page));
+}
+
+util::Result<std::optional<std::string>> IndexClient::metadata(const DistributionFile& file) {
+    if (!file.has_metadata)
+        return std::optional<std::string>();
+    const std::string url = metadata_url(file);
+    const auto expected = sha256_of(file.metadata_hashes);
+    if (expected.has_value()) {
+        ROOTLOCK_TRY(path, m_store.find(*expected));
+        if (path.has_value()) {
+            ++m_stats.metadata_from_cache;
+            ROOTLOCK_TRY(text, read_host_file(*path));
+            return std::optional<std::string>(std::move(text));
+        }
+    }
+    const std::string key = "metadata\n" + url;
+    if (m_offline) {
+        ROOTLOCK_TRY(cached, m_pages.get(key));
+        if (!cached.has_value() || expected.has_value())
+            return util::make_network_error(url,
+                                            "not in the cache and --offline forbids the network");
+        ++m_stats.metadata_from_cache;
+        return std::optional<std::string>(cached->body);
+    }
+    ROOTLOCK_TRY(response, m_http.get(FetchRequest{url, {}}));
+    if (response.status == 404 || response.status == 410)
+        return std::optional<std::string>();  // advertised but absent: read the wheel instead
+    if (response.status != 200)
+        return util::make_network_error(
+            url, "the index answered HTTP " + std::to_string(response.status));
+    ++m_stats.metadata_fetched;
+    if (expected.has_value()) {
+        const std::string actual = util::sha256_hex(response.body);
+        if (actual != *expected)
+            return util::make_error(url,
+                                    "sha256 mismatch: expected " + *expected + ", got " + actual);
+        ROOTLOCK_TRY(stored, m_store.put_bytes(response.body));
+        (void)stored;
+    } else {
+        (void)m_pages.put(key, CachedPage{url, "text/plain", "", "", response.body});
+    }
+    return std::optional<std::string>(std::move(response.body));
+}
+
+void IndexClient::prefetch_metadata(const std::vector<DistributionFile>& files) {
+    if (m_offline)
+        return;
+    std::vector<DownloadRequest> requests;
+    for (const auto& file : files) {
+        const auto expected = sha256_of(file.metadata_hashes);
+        if (!file.has_metadata || !expected.has_value())
+            continue;
+        auto present = m_store.find(*expected);
+        if (present.ok() && present->has_value())
+            continue;
+        requests.push_back(DownloadRequest{metadata_url(file), *expected, std::nullopt});
+    }
+    if (requests.empty())
+        return;
+    auto results = m_http.download(requests, m_store);
+    for (const auto& result : results) {
+        if (result.ok())
+            ++m_stats.metadata_fetched;
+    }
+}
+
+}  // namespace rootlock::index
