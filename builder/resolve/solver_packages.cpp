@@ -1,0 +1,286 @@
+// The solver's side facing the PackageSource: candidate lists (sorted, yanked ones dropped unless
+// pinned), per-requirement version sets with the pre-release rule, dependency incompatibilities.
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "python/metadata.hpp"
+#include "resolve/solver.hpp"
+
+namespace rootlock::resolve::detail {
+
+namespace {
+
+constexpr size_t k_available_shown = 20;
+
+std::string available_text(const std::vector<CandidateVersion>& candidates) {
+    if (candidates.empty())
+        return "available: none";
+    std::string out = "available: ";
+    const size_t shown = std::min(candidates.size(), k_available_shown);
+    if (shown < candidates.size())
+        out += "..., ";
+    // Candidates are newest first; people read version lists oldest first.
+    for (size_t i = shown; i-- > 0;)
+        out += python::to_string(candidates[i].version) + (i == 0 ? "" : ", ");
+    return out;
+}
+
+}  // namespace
+
+std::string requirement_text(const python::Requirement& requirement) {
+    std::string out = requirement.normalized_name;
+    if (!requirement.extras.empty()) {
+        out += "[";
+        for (size_t i = 0; i < requirement.extras.size(); ++i)
+            out += (i == 0 ? "" : ",") + requirement.extras[i];
+        out += "]";
+    }
+    return out + python::to_string(requirement.specifiers);
+}
+
+Solver::Solver(PackageSource& source, const ResolveOptions& options)
+    : m_source(source), m_options(options) {
+    Package root;
+    root.name = "<recipe>";
+    root.candidates.push_back(CandidateVersion{*python::parse_version("0"), false});
+    m_graph.packages.push_back(std::move(root));
+    m_accumulated.push_back(StateSet::all(1));
+    m_decided.emplace_back();
+    m_hinted.emplace_back();
+}
+
+const std::vector<python::Requirement>* Solver::cached_dependencies(size_t package,
+                                                                    size_t version) const {
+    auto found = m_dependencies.find({package, version});
+    return found == m_dependencies.end() ? nullptr : &found->second;
+}
+
+bool Solver::yank_allowed(const std::string& name, const python::Version& version) const {
+    for (const auto& requirement : m_roots) {
+        if (requirement.normalized_name != name)
+            continue;
+        for (const auto& specifier : requirement.specifiers.specifiers) {
+            if (specifier.op == "===" && specifier.matches(version))
+                return true;
+            if (specifier.op == "==" && !specifier.wildcard && specifier.version == version)
+                return true;
+        }
+    }
+    return false;
+}
+
+util::Result<size_t> Solver::package_id(const std::string& name, const std::string& extra) {
+    const std::string key = extra.empty() ? name : name + "[" + extra + "]";
+    if (auto found = m_ids.find(key); found != m_ids.end())
+        return found->second;
+    Package package;
+    package.name = key;
+    package.extra = extra;
+    if (!extra.empty()) {
+        ROOTLOCK_TRY(base, package_id(name, ""));
+        package.base = base;
+        package.candidates = m_graph.packages[base].candidates;
+    } else {
+        ROOTLOCK_TRY(listed, m_source.versions(name));
+        std::vector<CandidateVersion> sorted;
+        for (auto& candidate : listed)
+            if (!candidate.yanked || yank_allowed(name, candidate.version))
+                sorted.push_back(std::move(candidate));
+        // Newest first whatever order the source used; equal versions ("1.0", "1.0.0") once.
+        std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+            if (a.version != b.version)
+                return b.version < a.version;
+            return python::to_string(a.version) < python::to_string(b.version);
+        });
+        sorted.erase(
+            std::unique(sorted.begin(), sorted.end(),
+                        [](const auto& a, const auto& b) { return a.version == b.version; }),
+            sorted.end());
+        package.candidates = std::move(sorted);
+        package.base = m_graph.packages.size();
+    }
+    const size_t id = m_graph.packages.size();
+    m_accumulated.push_back(StateSet::all(package.candidates.size()));
+    m_decided.emplace_back();
+    m_hinted.emplace_back();
+    m_graph.packages.push_back(std::move(package));
+    m_ids.emplace(key, id);
+    return id;
+}
+
+StateSet Solver::matching(size_t package, const python::SpecifierSet& specifiers) const {
+    const auto& candidates = m_graph.packages[package].candidates;
+    StateSet set = StateSet::nothing(candidates.size());
+    bool any = false;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        if (specifiers.contains(candidates[i].version, false)) {
+            set.set(i);
+            any = true;
+        }
+    }
+    // packaging's filter() fallback, for this requirement alone (see resolver.hpp).
+    if (!any)
+        for (size_t i = 0; i < candidates.size(); ++i)
+            if (candidates[i].version.is_prerelease() &&
+                specifiers.contains(candidates[i].version, true))
+                set.set(i);
+    return set;
+}
+
+std::string Solver::display(size_t package, size_t version) const {
+    if (package == 0)
+        return "the recipe";
+    return m_graph.packages[package].name + " " +
+           python::to_string(m_graph.packages[package].candidates[version].version);
+}
+
+util::Result<const std::vector<python::Requirement>*> Solver::fetch_dependencies(size_t package,
+                                                                                 size_t version) {
+    auto found = m_dependencies.find({package, version});
+    if (found != m_dependencies.end())
+        return &found->second;
+    const auto& info = m_graph.packages[package];
+    ROOTLOCK_TRY(listed, m_source.dependencies(info.name, info.candidates[version].version));
+    auto inserted = m_dependencies.emplace(std::make_pair(package, version), std::move(listed));
+    return &inserted.first->second;
+}
+
+util::Status Solver::add_requirement(size_t package, size_t version,
+                                     const python::Requirement& requirement,
+                                     std::vector<size_t>& added) {
+    if (requirement.url) {
+        std::string message = "direct URL requirements are not supported";
+        if (package != 0)
+            message += " (required by " + display(package, version) + ")";
+        return util::make_error(requirement.normalized_name + " @ " + *requirement.url, message);
+    }
+    ROOTLOCK_TRY(dependee, package_id(requirement.normalized_name, ""));
+    const StateSet allowed = matching(dependee, requirement.specifiers);
+    if (package == 0 && allowed.count_versions() == 0)
+        return util::make_error(
+            "", fmt::format("no version of {} matches {} ({})", requirement.normalized_name,
+                            requirement_text(requirement),
+                            available_text(m_graph.packages[dependee].candidates)));
+    std::vector<size_t> targets{dependee};
+    for (const auto& extra : requirement.extras) {
+        ROOTLOCK_TRY(virtual_id, package_id(requirement.normalized_name, extra));
+        targets.push_back(virtual_id);
+    }
+    const size_t versions = m_graph.packages[package].candidates.size();
+    for (size_t target : targets) {
+        Incompatibility incompatibility;
+        incompatibility.kind = CauseKind::requirement;
+        incompatibility.depender = package;
+        incompatibility.depender_version = version;
+        incompatibility.dependee = target;
+        incompatibility.requirement = requirement_text(requirement);
+        incompatibility.terms.push_back(Term{package, StateSet::single(versions, version)});
+        if (target == package) {
+            if (allowed.test(version))
+                continue;  // a version that requires itself: always true
+        } else {
+            incompatibility.terms.push_back(Term{target, allowed.complement()});
+        }
+        const size_t id = store(std::move(incompatibility));
+        index(id);
+        added.push_back(id);
+    }
+    return util::ok_status();
+}
+
+util::Result<std::vector<size_t>> Solver::add_dependencies(size_t package, size_t version) {
+    if (auto found = m_expanded.find({package, version}); found != m_expanded.end())
+        return found->second;
+    std::vector<size_t> added;
+    const auto& info = m_graph.packages[package];
+    const auto& environment = m_options.environment;
+    if (package == 0) {
+        for (const auto& requirement : m_roots) {
+            auto status = add_requirement(0, 0, requirement, added);
+            if (!status)
+                return status.error();
+        }
+    } else if (info.extra.empty()) {
+        ROOTLOCK_TRY(requirements, fetch_dependencies(package, version));
+        for (const auto& requirement : *requirements) {
+            if (!python::applies(requirement, environment))
+                continue;
+            auto status = add_requirement(package, version, requirement, added);
+            if (!status)
+                return status.error();
+        }
+    } else {
+        // foo[bar] V is foo V plus the requirements that only "bar" turns on.
+        const size_t base = info.base;
+        const std::string extra = info.extra;
+        Incompatibility same;
+        same.kind = CauseKind::extra_base;
+        same.depender = package;
+        same.depender_version = version;
+        same.dependee = base;
+        const size_t versions = info.candidates.size();
+        same.terms.push_back(Term{package, StateSet::single(versions, version)});
+        same.terms.push_back(Term{base, StateSet::single(versions, version).complement()});
+        const size_t id = store(std::move(same));
+        index(id);
+        added.push_back(id);
+        ROOTLOCK_TRY(requirements, fetch_dependencies(base, version));
+        for (const auto& requirement : *requirements) {
+            if (!python::applies(requirement, environment, extra) ||
+                python::applies(requirement, environment))
+                continue;
+            auto status = add_requirement(package, version, requirement, added);
+            if (!status)
+                return status.error();
+        }
+    }
+    m_expanded.emplace(std::make_pair(package, version), added);
+    return added;
+}
+
+std::optional<size_t> Solver::preferred_version(size_t package) const {
+    const auto& info = m_graph.packages[package];
+    const auto& allowed = m_accumulated[package];
+    if (info.base != package && m_decided[info.base] && allowed.test(*m_decided[info.base]))
+        return *m_decided[info.base];
+    const std::string& name = m_graph.packages[info.base].name;
+    if (package == 0 || m_options.upgrade_all || m_options.upgrade.count(name) != 0)
+        return std::nullopt;
+    auto preference = m_options.preferences.find(name);
+    if (preference == m_options.preferences.end())
+        return std::nullopt;
+    for (size_t i = 0; i < info.candidates.size(); ++i)
+        if (info.candidates[i].version == preference->second && allowed.test(i))
+            return i;
+    return std::nullopt;
+}
+
+void Solver::hint_prefetch(size_t chosen, size_t version) {
+    // The chosen version is fetched next; the likely versions of the other required packages
+    // soon after. A source may fetch them in parallel.
+    std::vector<std::pair<size_t, size_t>> wanted{{m_graph.packages[chosen].base, version}};
+    for (size_t p = 1; p < m_graph.packages.size(); ++p) {
+        if (p == chosen || m_decided[p] || m_accumulated[p].may_be_unselected())
+            continue;
+        auto preferred = preferred_version(p);
+        const size_t likely = preferred ? *preferred : *m_accumulated[p].first_version();
+        if (m_hinted[p] == likely)
+            continue;  // said already
+        m_hinted[p] = likely;
+        wanted.emplace_back(m_graph.packages[p].base, likely);
+    }
+    std::vector<std::pair<std::string, python::Version>> hints;
+    for (const auto& [package, index] : wanted) {
+        if (package == 0 || m_dependencies.count({package, index}) != 0 ||
+            !m_prefetched.insert({package, index}).second)
+            continue;
+        const auto& info = m_graph.packages[package];
+        hints.emplace_back(info.name, info.candidates[index].version);
+    }
+    std::sort(hints.begin(), hints.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (!hints.empty())
+        m_source.prefetch(hints);
+}
+
+}  // namespace rootlock::resolve::detail
