@@ -1,5 +1,5 @@
 // ArchiveReader: libarchive's read API behind RAII handles, over a file descriptor we open
-// ourselves (so a missing file gives our error text). Only tar formats and built-in filters.
+// ourselves (so a missing file gives our error text). Tar with built-in filters only, and zip.
 #include "fs/archive_reader.hpp"
 
 #include <archive.h>
@@ -65,10 +65,16 @@ ArchiveReader::~ArchiveReader() {
 
 util::Error ArchiveReader::archive_error(const char* fallback) const {
     const char* message = archive_error_string(m_archive.get());
-    return util::make_error(m_name, message != nullptr ? message : fallback);
+    std::string text = message != nullptr ? message : fallback;
+    // Some of libarchive's messages end in a newline ("ZIP uncompressed data is wrong size"):
+    // errors are one line.
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+        text.pop_back();
+    return util::make_error(m_name, text);
 }
 
-util::Result<std::unique_ptr<ArchiveReader>> ArchiveReader::open(const std::string& host_path) {
+util::Result<std::unique_ptr<ArchiveReader>> ArchiveReader::open(const std::string& host_path,
+                                                                 ArchiveFormat format) {
     int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return util::make_error(host_path, errno_text(errno));
@@ -82,13 +88,19 @@ util::Result<std::unique_ptr<ArchiveReader>> ArchiveReader::open(const std::stri
         ::close(fd);
         return util::make_error(host_path, "out of memory");
     }
-    // Only filters libarchive implements itself: filter_all could start external programs.
-    archive_read_support_filter_gzip(handle.get());
-    archive_read_support_filter_bzip2(handle.get());
-    archive_read_support_filter_xz(handle.get());
-    archive_read_support_filter_lzma(handle.get());
-    archive_read_support_filter_zstd(handle.get());
-    archive_read_support_format_tar(handle.get());
+    if (format == ArchiveFormat::zip) {
+        // The seekable reader trusts the central directory, as Python's zipfile does; the
+        // streaming one would miss the Unix modes (executables, symlinks) stored only there.
+        archive_read_support_format_zip_seekable(handle.get());
+    } else {
+        // Only filters libarchive implements itself: filter_all could start external programs.
+        archive_read_support_filter_gzip(handle.get());
+        archive_read_support_filter_bzip2(handle.get());
+        archive_read_support_filter_xz(handle.get());
+        archive_read_support_filter_lzma(handle.get());
+        archive_read_support_filter_zstd(handle.get());
+        archive_read_support_format_tar(handle.get());
+    }
     std::unique_ptr<ArchiveReader> reader(new ArchiveReader(host_path, fd, std::move(handle)));
     if (archive_read_open_fd(reader->m_archive.get(), fd, k_read_block) != ARCHIVE_OK) {
         return reader->archive_error("cannot open the archive");

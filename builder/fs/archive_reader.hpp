@@ -18,6 +18,10 @@ namespace rootlock::fs {
 
 enum class ArchiveEntryType : uint8_t { regular, directory, symlink, hardlink, device, other };
 
+// What the file holds: a (compressed) tarball, or a zip archive (a wheel), read through its
+// central directory so that Unix modes and symlinks are seen as pip's zipfile sees them.
+enum class ArchiveFormat : uint8_t { tar, zip };
+
 // One header as stored, before any confinement: the name may be absolute or hold "..".
 struct ArchiveEntry {
     std::string path;
@@ -30,8 +34,10 @@ struct ArchiveEntry {
 class ArchiveReader {
   public:
     // Opens the tarball at `host_path` (tar, pax or GNU tar; plain, gzip, bzip2, xz or zstd;
-    // no external decompressor is ever run). Errors read "HOST_PATH: problem".
-    static util::Result<std::unique_ptr<ArchiveReader>> open(const std::string& host_path);
+    // no external decompressor is ever run), or with ArchiveFormat::zip a zip archive (stored or
+    // deflated; libarchive checks each entry's CRC). Errors read "HOST_PATH: problem".
+    static util::Result<std::unique_ptr<ArchiveReader>> open(
+        const std::string& host_path, ArchiveFormat format = ArchiveFormat::tar);
     ~ArchiveReader();
     ArchiveReader(const ArchiveReader&) = delete;
     ArchiveReader& operator=(const ArchiveReader&) = delete;
