@@ -12,5 +12,6 @@ namespace rootlock::cli {
 void register_check(CLI::App& app, std::function<int()>& run);
 void register_ldd(CLI::App& app, std::function<int()>& run);
 void register_why(CLI::App& app, std::function<int()>& run);
+void register_lock(CLI::App& app, std::function<int()>& run);
 
 }  // namespace rootlock::cli

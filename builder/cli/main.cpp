@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     register_check(app, run);
     register_ldd(app, run);
     register_why(app, run);
+    register_lock(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,153 @@
+// Getting the base tarball: from the content store by its pinned hash, over HTTP, from a local
+// file, or from mmdebstrap, whose output is cached under the hash of its parameters.
+#include "lock/base_source.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fs/tar_tree.hpp"
+#include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
+#include "util/subprocess.hpp"
+
+namespace rootlock::lock {
+
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
+}
+
+util::Result<std::shared_ptr<const fs::FileTree>> open_tarball(const std::string& path) {
+    fs::TarOptions options;
+    // The target's Python full version comes from the package database.
+    options.retained_patterns.push_back("/var/lib/dpkg/status");
+    ROOTLOCK_TRY(tree, fs::TarTree::open(path, options));
+    return std::shared_ptr<const fs::FileTree>(std::move(tree));
+}
+
+std::optional<uint64_t> file_size(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        return std::nullopt;
+    return static_cast<uint64_t>(info.st_size);
+}
+
+util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const BaseOptions& options,
+                                        index::HttpClient& http, index::ContentStore& store) {
+    const std::string& location = *base.tarball;
+    AcquiredBase out;
+    out.record.kind = "tarball";
+    out.record.sha256 = base.sha256;
+    if (starts_with(location, "http://") || starts_with(location, "https://")) {
+        out.record.url = location;
+        ROOTLOCK_TRY(present, store.find(base.sha256));
+        if (present.has_value()) {
+            out.host_path = *present;
+        } else {
+            if (options.offline)
+                return util::make_network_error(
+                    location, "not in the cache and --offline forbids the network");
+            auto results =
+                http.download({index::DownloadRequest{location, base.sha256, std::nullopt}}, store);
+            if (!results[0].ok())
+                return results[0].error();
+            out.host_path = results[0]->path;
+        }
+    } else {
+        std::string path = starts_with(location, "file://") ? location.substr(7) : location;
+        out.record.path = location;
+        if (!path.empty() && path[0] != '/' && !options.recipe_dir.empty())
+            path = options.recipe_dir + "/" + path;
+        ROOTLOCK_TRY(digest, util::sha256_file(path));
+        const std::string actual = util::Sha256::to_hex(digest);
+        if (actual != base.sha256)
+            return util::make_error(location, "sha256 mismatch: the recipe pins " + base.sha256 +
+                                                  ", the file has " + actual);
+        out.host_path = path;
+    }
+    out.record.size = file_size(out.host_path);
+    ROOTLOCK_TRY(tree, open_tarball(out.host_path));
+    out.tree = std::move(tree);
+    return out;
+}
+
+util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const BaseOptions& options,
+                                       index::ContentStore& store) {
+    const std::string path = store.root() + "/bases/debian-" + debian_base_key(debian) + ".tar";
+    if (!file_size(path).has_value()) {
+        if (options.offline)
+            return util::make_network_error(
+                "base.debian",
+                "the Debian base is not in the cache and --offline forbids the network");
+        ROOTLOCK_TRY(made, util::make_directories(store.root() + "/bases"));
+        (void)made;
+        const std::string temp = path + ".tmp";
+        ::unlink(temp.c_str());
+        std::vector<std::string> argv{"mmdebstrap", "--quiet", "--variant=" + debian.variant,
+                                      "--format=tar"};
+        if (!debian.include.empty()) {
+            std::string include = "--include=";
+            for (size_t i = 0; i < debian.include.size(); ++i)
+                include += (i == 0 ? "" : ",") + debian.include[i];
+            argv.push_back(include);
+        }
+        argv.push_back(debian.suite);
+        argv.push_back(temp);
+        if (!debian.mirror.empty())
+            argv.push_back(debian.mirror);
+        ROOTLOCK_TRY(result,
+                     util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.debian_epoch}}));
+        if (result.exit_code != 0) {
+            ::unlink(temp.c_str());
+            std::string hint = ::geteuid() == 0
+                                   ? ""
+                                   : " (making a Debian base needs root, or unprivileged user "
+                                     "namespaces for mmdebstrap's unshare mode)";
+            return util::make_error("mmdebstrap", "failed with exit code " +
+                                                      std::to_string(result.exit_code) + ": " +
+                                                      util::last_line(result.output) + hint);
+        }
+        if (::rename(temp.c_str(), path.c_str()) != 0)
+            return util::make_error(path, "cannot move the new Debian base into the cache");
+    }
+    AcquiredBase out;
+    out.record.kind = "debian";
+    out.record.suite = debian.suite;
+    out.record.mirror = debian.mirror;
+    out.record.variant = debian.variant;
+    out.record.include = debian.include;
+    std::sort(out.record.include.begin(), out.record.include.end());
+    ROOTLOCK_TRY(digest, util::sha256_file(path));
+    out.record.sha256 = util::Sha256::to_hex(digest);
+    out.record.size = file_size(path);
+    out.host_path = path;
+    ROOTLOCK_TRY(tree, open_tarball(path));
+    out.tree = std::move(tree);
+    return out;
+}
+
+}  // namespace
+
+std::string debian_base_key(const recipe::DebianBase& debian) {
+    std::vector<std::string> include = debian.include;
+    std::sort(include.begin(), include.end());
+    std::string text = "suite=" + debian.suite + "\nmirror=" + debian.mirror +
+                       "\nvariant=" + debian.variant + "\ninclude=";
+    for (const auto& name : include)
+        text += name + ",";
+    return util::sha256_hex(text).substr(0, 32);
+}
+
+util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const BaseOptions& options,
+                                        index::HttpClient& http, index::ContentStore& store) {
+    if (base.tarball.has_value())
+        return tarball_base(base, options, http, store);
+    if (base.debian.has_value())
+        return debian_base(*base.debian, options, store);
+    return util::make_error("base", "the recipe names no base");
+}
+
+}  // namespace rootlock::lock

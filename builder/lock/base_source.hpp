@@ -1,0 +1,37 @@
+// The base a lock is made over: a pinned tarball (downloaded into the content store, or a local
+// file, sha256 verified either way) or a Debian base made once with mmdebstrap and cached by its
+// parameters. Either way it is read as a tarball, never extracted.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fs/file_tree.hpp"
+#include "index/content_store.hpp"
+#include "index/http_client.hpp"
+#include "lock/pylock.hpp"
+#include "recipe/recipe.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::lock {
+
+struct BaseOptions {
+    std::string recipe_dir;  // relative tarball paths are taken from here
+    bool offline = false;
+    // SOURCE_DATE_EPOCH handed to mmdebstrap, so a rebuilt Debian base keeps its timestamps.
+    std::string debian_epoch = "1700000000";
+};
+
+struct AcquiredBase {
+    std::shared_ptr<const fs::FileTree> tree;
+    LockBase record;        // what the lock says about it
+    std::string host_path;  // the tarball read
+};
+
+util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const BaseOptions& options,
+                                        index::HttpClient& http, index::ContentStore& store);
+
+// The cache key of a Debian base: its parameters, hashed.
+std::string debian_base_key(const recipe::DebianBase& debian);
+
+}  // namespace rootlock::lock

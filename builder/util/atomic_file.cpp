@@ -1,0 +1,122 @@
+// Atomic writes with POSIX calls: mkstemp beside the target (same filesystem, so rename is
+// atomic), write everything, fsync, rename, then fsync the directory so the rename survives.
+#include "util/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace rootlock::util {
+
+namespace {
+
+Error errno_error(const std::string& path) {
+    return make_error(path, std::strerror(errno));
+}
+
+std::string parent_of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+Status make_directories(const std::string& path) {
+    if (path.empty() || path == "/" || path == ".")
+        return ok_status();
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0) {
+        if (S_ISDIR(info.st_mode))
+            return ok_status();
+        return make_error(path, "exists and is not a directory");
+    }
+    ROOTLOCK_TRY(parent, make_directories(parent_of(path)));
+    (void)parent;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+        return errno_error(path);
+    return ok_status();
+}
+
+Status write_file_atomically(const std::string& path, std::string_view bytes) {
+    const std::string directory = parent_of(path);
+    ROOTLOCK_TRY(made, make_directories(directory));
+    (void)made;
+    const size_t slash = path.rfind('/');
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::string temp =
+        (directory == "." && slash == std::string::npos ? std::string() : directory + "/") + "." +
+        base + ".tmp-XXXXXX";
+    std::vector<char> name(temp.begin(), temp.end());
+    name.push_back('\0');
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0)
+        return errno_error(path);
+    temp.assign(name.data());
+    auto fail = [&](const std::string& where) {
+        const int saved = errno;
+        ::close(fd);
+        ::unlink(temp.c_str());
+        errno = saved;
+        return errno_error(where);
+    };
+    size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t got = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return fail(path);
+        }
+        written += static_cast<size_t>(got);
+    }
+    if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0)
+        return fail(path);
+    if (::close(fd) != 0) {
+        ::unlink(temp.c_str());
+        return errno_error(path);
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+        const int saved = errno;
+        ::unlink(temp.c_str());
+        errno = saved;
+        return errno_error(path);
+    }
+    const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd >= 0) {
+        (void)::fsync(dir_fd);
+        ::close(dir_fd);
+    }
+    return ok_status();
+}
+
+Result<std::string> read_host_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno_error(path);
+    std::string out;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t got = ::read(fd, buffer, sizeof buffer);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            const int saved = errno;
+            ::close(fd);
+            errno = saved;
+            return errno_error(path);
+        }
+        if (got == 0)
+            break;
+        out.append(buffer, static_cast<size_t>(got));
+    }
+    ::close(fd);
+    return out;
+}
+
+}  // namespace rootlock::util

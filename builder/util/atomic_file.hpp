@@ -1,0 +1,22 @@
+// Writing a file so that its final name only ever holds complete content: the bytes go to a
+// temporary file beside it, are synced, and the temporary file is renamed over the target.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace rootlock::util {
+
+// Writes `bytes` to `path` atomically (mode 0644, parent directories created). An interrupted
+// write leaves at most a ".PATH.tmp-*" file beside the target, never a partial target.
+Status write_file_atomically(const std::string& path, std::string_view bytes);
+
+// The whole content of a host file; errors read "PATH: strerror".
+Result<std::string> read_host_file(const std::string& path);
+
+// Creates `path` and its parents (mode 0755); existing directories are fine.
+Status make_directories(const std::string& path);
+
+}  // namespace rootlock::util
