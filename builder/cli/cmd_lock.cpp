@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,20 @@ std::string default_cache_dir() {
     if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
         return std::string(home) + "/.cache/rootlock";
     return "/tmp/rootlock-cache";
+}
+
+// The recipe as seen from the lock's folder ("../recipes/demo.toml"), so that the lock's bytes do
+// not depend on the directory rootlock ran in.
+std::string recipe_relative_to_lock(const std::string& recipe, const std::string& lock) {
+    std::error_code error;
+    const auto recipe_path =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(recipe), error);
+    const auto lock_dir =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(lock).parent_path(), error);
+    if (error)
+        return recipe;
+    const auto relative = recipe_path.lexically_relative(lock_dir);
+    return relative.empty() ? recipe : relative.generic_string();
 }
 
 int fail_with(const util::Error& error) {
@@ -103,6 +118,7 @@ int run_lock_command(const LockCliOptions& options_in) {
 
     lock::LockOptions lock_options;
     lock_options.recipe_path = options.recipe;
+    lock_options.recipe_record = recipe_relative_to_lock(options.recipe, options.output);
     lock_options.recipe_text = *recipe_text;
     lock_options.cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
     lock_options.offline = options.offline;

@@ -285,7 +285,7 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     });
 
     LockRootlockData data;
-    data.recipe = options.recipe_path;
+    data.recipe = options.recipe_record.empty() ? options.recipe_path : options.recipe_record;
     data.recipe_sha256 = recipe_digest(options.recipe_text);
     data.image_name = recipe.image.name;
     data.output = recipe.image.output;

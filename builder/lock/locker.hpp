@@ -17,9 +17,10 @@
 namespace rootlock::lock {
 
 struct LockOptions {
-    std::string recipe_path;  // as given on the command line; recorded in the lock
-    std::string recipe_text;  // its bytes (the digest is of these)
-    std::string cache_dir;    // the content store, page cache, scans and bases
+    std::string recipe_path;    // where the recipe is; relative tarball paths start from its folder
+    std::string recipe_record;  // how the lock names it: relative to the lock's folder
+    std::string recipe_text;    // its bytes (the digest is of these)
+    std::string cache_dir;      // the content store, page cache, scans and bases
     bool offline = false;
     bool upgrade_all = false;
     std::set<std::string> upgrade;              // normalised names to re-resolve

@@ -1,0 +1,92 @@
+"""End-to-end: `recipes/demo.toml` locks against the fixture index, as `make demo` does.
+
+Usage: test_lock_demo.py ROOTLOCK
+
+The demo recipe names a Debian bookworm base made with mmdebstrap (from the Debian archive, the
+only network the demo uses) and the fixture index on 127.0.0.1:8765. The base is cached under
+the test cache, so only the first run makes it. Checks: the lock is written with the torch
+2.8.0+cu128 stack and numpy<2.3, its base is the cached Debian tarball by sha256, its target is
+read from that base, a relock --offline gives the same bytes without a request, and --check
+passes.
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+from fixtures import index_server, package_graph, pylock_check
+from fixtures.debian_root import CACHE_DIR
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+RECIPE = os.path.join(REPO, "recipes", "demo.toml")
+DEMO_PORT = 8765
+
+
+def main(argv):
+    rootlock = os.path.abspath(argv[1])
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+            print("FAIL", what)
+        return cond
+
+    work = tempfile.mkdtemp(prefix="rootlock-demo-lock-")
+    cache = os.path.join(CACHE_DIR, "lock-cache")
+    out = os.path.join(work, "pylock.demo.toml")
+    try:
+        graph = package_graph.build_graph(os.path.join(work, "graph"))
+        with index_server.IndexServer(graph, style="pypi", port=DEMO_PORT) as server:
+            argv_lock = [rootlock, "lock", RECIPE, "-o", out, "--cache-dir", cache]
+            proc = subprocess.run(argv_lock, capture_output=True, text=True, timeout=900)
+            print(proc.stdout[-2000:], proc.stderr[-2000:])
+            if not expect(proc.returncode == 0, f"lock of demo.toml: exit {proc.returncode}"):
+                return 1
+            try:
+                pylock_check.check_pylock(out)
+            except AssertionError as error:
+                expect(False, f"independent PEP 751 reader: {error}")
+            with open(out, "rb") as f:
+                lock = tomllib.load(f)
+            pins = {p["name"]: p["version"] for p in lock["packages"]}
+            expect(pins.get("torch") == "2.8.0+cu128" and pins.get("numpy") == "2.2.6",
+                   f"pins: torch {pins.get('torch')}, numpy {pins.get('numpy')}")
+            tool = lock["tool"]["rootlock"]
+            base = tool["base"]
+            bases = os.path.join(cache, "bases")
+            tarballs = [os.path.join(bases, n) for n in os.listdir(bases) if n.endswith(".tar")]
+            digests = set()
+            for path in tarballs:
+                with open(path, "rb") as f:
+                    digests.add(hashlib.file_digest(f, "sha256").hexdigest())
+            expect(base["kind"] == "debian" and base["suite"] == "bookworm" and
+                   base["sha256"] in digests, f"base: {base}, cached {digests}")
+            expect(tool["target"]["glibc"] == "2.36" and tool["target"]["python"] == "3.11" and
+                   tool["target"]["python-full"].startswith("3.11."),
+                   f"target read from the base: {tool['target']}")
+            expect(tool["closure-ok"] is True, "closure-ok is not true")
+            first = open(out, "rb").read()
+            before = server.request_count
+            proc = subprocess.run(argv_lock + ["--offline"], capture_output=True, text=True)
+            expect(proc.returncode == 0 and open(out, "rb").read() == first,
+                   f"--offline relock: exit {proc.returncode} {proc.stderr}")
+            expect(server.request_count == before, "--offline relock made requests")
+            proc = subprocess.run([rootlock, "lock", RECIPE, "-o", out, "--check"],
+                                  capture_output=True, text=True)
+            expect(proc.returncode == 0, f"--check: {proc.returncode} {proc.stderr}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} expectation(s) failed")
+        return 1
+    print("all expectations met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
