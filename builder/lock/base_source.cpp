@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "fs/tar_tree.hpp"
 #include "util/atomic_file.hpp"
@@ -36,16 +38,19 @@ std::optional<uint64_t> file_size(const std::string& path) {
 }
 
 util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const BaseOptions& options,
-                                        index::HttpClient& http, index::ContentStore& store) {
+                                        index::HttpClient& http, index::ContentStore& store,
+                                        index::PageCache& pages) {
     const std::string& location = *base.tarball;
     AcquiredBase out;
     out.record.kind = "tarball";
     out.record.sha256 = base.sha256;
     if (starts_with(location, "http://") || starts_with(location, "https://")) {
         out.record.url = location;
-        ROOTLOCK_TRY(present, store.find(base.sha256));
-        if (present.has_value()) {
-            out.host_path = *present;
+        const std::string blob = store.blob_path(base.sha256);
+        auto remembered = file_size(blob).has_value() ? remembered_sha256(blob, pages)
+                                                      : util::Result<std::string>(std::string());
+        if (remembered.ok() && *remembered == base.sha256) {
+            out.host_path = blob;
         } else {
             if (options.offline)
                 return util::make_network_error(
@@ -61,8 +66,7 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
         out.record.path = location;
         if (!path.empty() && path[0] != '/' && !options.recipe_dir.empty())
             path = options.recipe_dir + "/" + path;
-        ROOTLOCK_TRY(digest, util::sha256_file(path));
-        const std::string actual = util::Sha256::to_hex(digest);
+        ROOTLOCK_TRY(actual, remembered_sha256(path, pages));
         if (actual != base.sha256)
             return util::make_error(location, "sha256 mismatch: the recipe pins " + base.sha256 +
                                                   ", the file has " + actual);
@@ -75,7 +79,7 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
 }
 
 util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const BaseOptions& options,
-                                       index::ContentStore& store) {
+                                       index::ContentStore& store, index::PageCache& pages) {
     const std::string path = store.root() + "/bases/debian-" + debian_base_key(debian) + ".tar";
     if (!file_size(path).has_value()) {
         if (options.offline)
@@ -120,8 +124,8 @@ util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const B
     out.record.variant = debian.variant;
     out.record.include = debian.include;
     std::sort(out.record.include.begin(), out.record.include.end());
-    ROOTLOCK_TRY(digest, util::sha256_file(path));
-    out.record.sha256 = util::Sha256::to_hex(digest);
+    ROOTLOCK_TRY(digest, remembered_sha256(path, pages));
+    out.record.sha256 = digest;
     out.record.size = file_size(path);
     out.host_path = path;
     ROOTLOCK_TRY(tree, open_tarball(path));
@@ -141,12 +145,32 @@ std::string debian_base_key(const recipe::DebianBase& debian) {
     return util::sha256_hex(text).substr(0, 32);
 }
 
+util::Result<std::string> remembered_sha256(const std::string& path, index::PageCache& pages) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        return util::make_error(path, std::strerror(errno));
+    auto nanoseconds = [](const timespec& time) {
+        return std::to_string(time.tv_sec) + "." + std::to_string(time.tv_nsec);
+    };
+    const std::string key = "file-sha256\n" + path + "\n" + std::to_string(info.st_dev) + ":" +
+                            std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) + ":" +
+                            nanoseconds(info.st_mtim) + ":" + nanoseconds(info.st_ctim);
+    auto cached = pages.get(key);
+    if (cached.ok() && cached->has_value() && util::is_sha256_hex((*cached)->body))
+        return (*cached)->body;
+    ROOTLOCK_TRY(digest, util::sha256_file(path));
+    std::string hex = util::Sha256::to_hex(digest);
+    (void)pages.put(key, index::CachedPage{path, "text/plain", "", "", hex});
+    return hex;
+}
+
 util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const BaseOptions& options,
-                                        index::HttpClient& http, index::ContentStore& store) {
+                                        index::HttpClient& http, index::ContentStore& store,
+                                        index::PageCache& pages) {
     if (base.tarball.has_value())
-        return tarball_base(base, options, http, store);
+        return tarball_base(base, options, http, store, pages);
     if (base.debian.has_value())
-        return debian_base(*base.debian, options, store);
+        return debian_base(*base.debian, options, store, pages);
     return util::make_error("base", "the recipe names no base");
 }
 

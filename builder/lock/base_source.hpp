@@ -9,6 +9,7 @@
 #include "fs/file_tree.hpp"
 #include "index/content_store.hpp"
 #include "index/http_client.hpp"
+#include "index/page_cache.hpp"
 #include "lock/pylock.hpp"
 #include "recipe/recipe.hpp"
 #include "util/result.hpp"
@@ -29,7 +30,13 @@ struct AcquiredBase {
 };
 
 util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const BaseOptions& options,
-                                        index::HttpClient& http, index::ContentStore& store);
+                                        index::HttpClient& http, index::ContentStore& store,
+                                        index::PageCache& pages);
+
+// The sha256 of a large local file, remembered in `pages` under its identity (device, inode,
+// size, mtime and ctime, all in nanoseconds), so that a relock does not hash a 1 GB base again.
+// Any change to the file changes its ctime, which the user cannot set back.
+util::Result<std::string> remembered_sha256(const std::string& path, index::PageCache& pages);
 
 // The cache key of a Debian base: its parameters, hashed.
 std::string debian_base_key(const recipe::DebianBase& debian);

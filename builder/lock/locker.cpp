@@ -150,7 +150,7 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     BaseOptions base_options;
     base_options.recipe_dir = directory_of(options.recipe_path);
     base_options.offline = options.offline;
-    ROOTLOCK_TRY(base, acquire_base(recipe.base, base_options, http, store));
+    ROOTLOCK_TRY(base, acquire_base(recipe.base, base_options, http, store, pages));
     ROOTLOCK_TRY(facts, read_base_facts(*base.tree, recipe.python.version, base.tree->describe()));
     const int minor = std::atoi(recipe.python.version.substr(2).c_str());
     int micro = 0;

@@ -26,18 +26,24 @@ std::string WheelFetcher::scan_cache_path(const std::string& sha256) const {
     return m_store.root() + "/scans/v1/" + sha256.substr(0, 2) + "/" + sha256.substr(2) + ".json";
 }
 
+std::optional<std::shared_ptr<const python::WheelScan>> WheelFetcher::cached_scan(
+    const std::string& sha256) const {
+    auto cached = util::read_host_file(scan_cache_path(sha256));
+    if (!cached.ok())
+        return std::nullopt;
+    auto parsed = python::scan_from_json(*cached);
+    if (!parsed.ok() || parsed->wheel_sha256 != sha256)
+        return std::nullopt;  // stale or damaged: rescanned from the wheel, then replaced
+    return std::make_shared<python::WheelScan>(std::move(*parsed));
+}
+
 util::Result<std::shared_ptr<const python::WheelScan>> WheelFetcher::scan(
     const std::string& sha256, const std::string& host_path, const std::string& filename,
     bool& from_cache) {
     const std::string cache_path = scan_cache_path(sha256);
-    if (auto cached = util::read_host_file(cache_path); cached.ok()) {
-        auto parsed = python::scan_from_json(*cached);
-        if (parsed.ok() && parsed->wheel_sha256 == sha256) {
-            from_cache = true;
-            return std::shared_ptr<const python::WheelScan>(
-                std::make_shared<python::WheelScan>(std::move(*parsed)));
-        }
-        // A stale or damaged scan is rescanned and replaced below.
+    if (auto cached = cached_scan(sha256)) {
+        from_cache = true;
+        return *cached;
     }
     python::ScanOptions options;
     options.filename = filename;
@@ -74,6 +80,16 @@ std::vector<util::Result<FetchedWheel>> WheelFetcher::fetch(
                 expected = (*remembered)->body;
         }
         if (!expected.empty()) {
+            // A wheel scanned before needs no bytes to be locked: the scan is keyed by the
+            // hash the index vouches for. (Building the image reads and verifies the blob.)
+            if (auto scanned = cached_scan(expected)) {
+                ++m_stats.scans_from_cache;
+                FetchedWheel wheel{expected, (*scanned)->wheel_size, m_store.blob_path(expected),
+                                   *scanned};
+                m_done.emplace(file.url, wheel);
+                results[i] = std::move(wheel);
+                continue;
+            }
             auto present = m_store.find(expected);
             if (!present.ok()) {
                 results[i] = present.error();

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ namespace rootlock::lock {
 struct FetchedWheel {
     std::string sha256;
     uint64_t size = 0;
-    std::string host_path;  // the blob in the content store
+    std::string host_path;  // the blob's place in the content store; absent when the scan came
+                            // from the cache (a lock needs the scan, not the bytes)
     std::shared_ptr<const python::WheelScan> scan;
 };
 
@@ -48,6 +50,8 @@ class WheelFetcher {
                                                                 const std::string& filename,
                                                                 bool& from_cache);
     std::string scan_cache_path(const std::string& sha256) const;
+    std::optional<std::shared_ptr<const python::WheelScan>> cached_scan(
+        const std::string& sha256) const;
 
     index::HttpClient& m_http;
     index::ContentStore& m_store;
