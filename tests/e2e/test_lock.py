@@ -19,7 +19,10 @@ tarball pinned by sha256. Then:
   g. faults: 500 then success, a dropped body resumed with Range, a wrong hash refused without
      harming the cache, a stalled server (exit 3);
   h. a CUDA 13 runtime wheel in a cu128 lock: cuda-major-mismatch, no lock;
-  i. an index that lists one hash and serves a file rebuilt under the same name: refused.
+  i. an index that lists one hash and serves a file rebuilt under the same name: refused;
+  j. two indexes: the first that has a project is its only source, a pinned pattern's packages
+     come only from its index (never from another, even a newer version);
+  k. a bad recipe gives every error at once (exit 2); --offline on a cold cache fails (exit 3).
 """
 import hashlib
 import json
@@ -252,6 +255,70 @@ def scenario_cuda_and_rebuilt(fail, rootlock, graph, graph13, base, work):
                     f"(i) an artifact rebuilt under the listed name: exit {rc}: {err}")
 
 
+def scenario_two_indexes(fail, rootlock, graph, graph13, base, work):
+    """(j): index order and pinning. Index A serves torch 2.8.0 only, index B also 2.9.1."""
+    with index_server.IndexServer(graph, style="pypi") as a, \
+            index_server.IndexServer(graph13, style="pytorch") as b:
+        def recipe_with(indexes, requires):
+            path = os.path.join(work, "two.toml")
+            write_recipe(path, a.simple_url, base, requires, torch=False)
+            text = open(path).read()
+            start = text.index("[[index]]")
+            end = text.index("[packages]")
+            blocks = "".join(f'[[index]]\nname = "{name}"\nurl = "{url}"\npackages = {json.dumps(pins)}\n\n'
+                             for name, url, pins in indexes)
+            with open(path, "w") as f:
+                f.write(text[:start] + blocks + text[end:])
+            return path
+
+        out = os.path.join(work, "pylock.two.toml")
+        cache = os.path.join(work, "cache-j")
+        # A has torch, so torch never comes from B, although B has a newer one.
+        recipe = recipe_with([("a", a.simple_url, []), ("b", b.simple_url, [])], ["torch>=2.8"])
+        rc, _, err, _ = lock(rootlock, recipe, out, cache)
+        if fail.expect(rc == 0, f"(j) first index wins: exit {rc}: {err[-2000:]}"):
+            _, data = pins_of(out)
+            torch = next(p for p in data["packages"] if p["name"] == "torch")
+            fail.expect(torch["version"] == "2.8.0+cu128" and torch["index"] == a.simple_url,
+                        f"(j) torch {torch['version']} from {torch['index']}, want 2.8.0+cu128 from A")
+        # Pinned to B, torch and nvidia-* come only from B: the newest there is 2.9.1+cu130.
+        recipe = recipe_with([("a", a.simple_url, []), ("b", b.simple_url, ["torch", "nvidia-*", "triton"])],
+                             ["torch>=2.8"])
+        os.unlink(out)  # a fresh lock: the previous one's torch would be kept as a preference
+        rc, _, err, _ = lock(rootlock, recipe, out, cache)
+        if fail.expect(rc == 0, f"(j) pinned to B: exit {rc}: {err[-2000:]}"):
+            _, data = pins_of(out)
+            wrong = [(p["name"], p["index"]) for p in data["packages"]
+                     if (p["name"] == "torch" or p["name"].startswith("nvidia-")) and
+                     p["index"] != b.simple_url]
+            torch = next(p for p in data["packages"] if p["name"] == "torch")
+            fail.expect(torch["version"] == "2.9.1+cu130" and not wrong,
+                        f"(j) pinned: torch {torch['version']}, not from B: {wrong}")
+        # A pinned pattern whose index lacks the project is an error, never a fallback to A.
+        recipe = recipe_with([("a", a.simple_url, []), ("b", a.url + "/empty/simple", ["app-*"])],
+                             ["app-cli"])
+        rc, _, err, _ = lock(rootlock, recipe, out, cache)
+        fail.expect(rc == 2 and "app-cli" in err and "index b" in err,
+                    f"(j) pinned to an index without it: exit {rc}: {err}")
+
+
+def scenario_bad_input(fail, rootlock, base, work):
+    """(k): a bad recipe reports every error at once; --offline with a cold cache fails cleanly."""
+    recipe = os.path.join(work, "bad.toml")
+    with open(recipe, "w") as f:
+        f.write('[image]\nname = "Bad Name"\n\n[python]\nversion = "three"\n')
+    rc = subprocess.run([rootlock, "lock", recipe], capture_output=True, text=True)
+    lines = [line for line in rc.stderr.splitlines() if line.startswith("rootlock: ")]
+    fail.expect(rc.returncode == 2 and len(lines) >= 3 and all("bad.toml:" in l for l in lines),
+                f"(k) bad recipe: exit {rc.returncode}: {rc.stderr}")
+    recipe = write_recipe(os.path.join(work, "cold.toml"), "http://127.0.0.1:9/simple", base,
+                          ["app-cli"], torch=False)
+    out = os.path.join(work, "pylock.cold.toml")
+    rc, _, err, _ = lock(rootlock, recipe, out, os.path.join(work, "cache-k"), "--offline")
+    fail.expect(rc == 3 and "--offline" in err and not os.path.exists(out),
+                f"(k) --offline with a cold cache: exit {rc}: {err}")
+
+
 def scenario_faults(fail, rootlock, graph, base, work):
     """(g): the server misbehaves; each case uses a fresh cache so the wheel is fetched."""
     target = graph.files_for("app-cli")[0]
@@ -324,6 +391,8 @@ def main(argv):
             os.path.join(work, "graph13"),
             stacks=package_graph.DEFAULT_STACKS + (package_graph.CU13_STACK,))
         scenario_cuda_and_rebuilt(fail, rootlock, graph, graph13, base, work)
+        scenario_two_indexes(fail, rootlock, graph, graph13, base, work)
+        scenario_bad_input(fail, rootlock, base, work)
         scenario_faults(fail, rootlock, graph, base, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
