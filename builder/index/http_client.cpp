@@ -17,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "index/http_text.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::index {
@@ -47,58 +48,6 @@ using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 void global_init() {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-std::string lowercase(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) {
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    }
-    return out;
-}
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-        text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' ||
-                             text.back() == '\n'))
-        text.remove_suffix(1);
-    return text;
-}
-
-// "0.3", "30", "1.25": milliseconds as seconds without trailing zeros.
-std::string format_seconds(long ms) {
-    std::string text = fmt::format("{}.{:03}", ms / 1000, ms % 1000);
-    while (text.back() == '0')
-        text.pop_back();
-    if (text.back() == '.')
-        text.pop_back();
-    return text;
-}
-
-std::optional<uint64_t> parse_u64(std::string_view text) {
-    uint64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-        return std::nullopt;
-    return value;
-}
-
-// "bytes START-END/TOTAL" (TOTAL may be "*"); the start and the total when it is given.
-std::optional<std::pair<uint64_t, std::optional<uint64_t>>> parse_content_range(
-    std::string_view value) {
-    if (value.substr(0, 6) != "bytes ")
-        return std::nullopt;
-    value.remove_prefix(6);
-    auto dash = value.find('-');
-    auto slash = value.find('/');
-    if (dash == std::string_view::npos || slash == std::string_view::npos || slash < dash)
-        return std::nullopt;
-    auto start = parse_u64(value.substr(0, dash));
-    if (!start || !parse_u64(value.substr(dash + 1, slash - dash - 1)))
-        return std::nullopt;
-    return std::pair{*start, parse_u64(value.substr(slash + 1))};
 }
 
 // Failures worth another attempt: the server or the path to it may do better next time.
@@ -673,22 +622,6 @@ std::vector<util::Result<StoredBlob>> HttpClient::download(
     for (size_t i = 0; i < requests.size(); ++i)
         results.push_back(outcome(same_as[i] == SIZE_MAX ? i : same_as[i]));
     return results;
-}
-
-std::string redact_url(std::string_view url) {
-    auto scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos)
-        return std::string(url);
-    size_t start = scheme_end + 3;
-    size_t end = url.find_first_of("/?#", start);
-    if (end == std::string_view::npos)
-        end = url.size();
-    auto at = url.substr(start, end - start).rfind('@');
-    if (at == std::string_view::npos)
-        return std::string(url);
-    std::string out(url.substr(0, start));
-    out += url.substr(start + at + 1);
-    return out;
 }
 
 }  // namespace rootlock::index

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "index/content_store.hpp"
+#include "index/http_text.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::index {
@@ -102,8 +103,5 @@ class HttpClient {
     std::unique_ptr<Engine> m_engine;
     uint64_t m_requests_made = 0;
 };
-
-// `url` without the user:password@ of its authority, for messages and logs.
-std::string redact_url(std::string_view url);
 
 }  // namespace rootlock::index
