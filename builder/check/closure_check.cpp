@@ -12,6 +12,7 @@
 #include "check/python_checks.hpp"
 #include "fs/hiding_tree.hpp"
 #include "fs/path_resolve.hpp"
+#include "fs/tar_tree.hpp"
 #include "loader/versions.hpp"
 
 namespace rootlock::check {
@@ -320,6 +321,24 @@ util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions
     if (report)
         report->without_hidden.assign(hidden->begin(), hidden->end());
     return report;
+}
+
+std::vector<Problem> tree_problems(const fs::FileTree& tree) {
+    std::vector<Problem> out;
+    const auto* tar = dynamic_cast<const fs::TarTree*>(&tree);
+    if (tar == nullptr)
+        return out;
+    for (const auto& issue : tar->issues()) {
+        const std::string& path = issue.path;
+        Problem problem{"unsafe-path", Severity::error, {}};
+        // Paths inside the root are absolute; an entry that never made it in keeps its name.
+        const bool climbs =
+            path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos;
+        problem.fields["path"] = path.empty() || path[0] == '/' || climbs ? path : "/" + path;
+        problem.fields["problem"] = issue.problem;
+        out.push_back(std::move(problem));
+    }
+    return out;
 }
 
 }  // namespace rootlock::check

@@ -47,4 +47,8 @@ struct CheckReport {
 
 util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions& options);
 
+// The problems of the tree itself: unsafe tarball entries ("../", absolute names, escaping
+// links) as `unsafe-path` errors; none for trees that cannot have them.
+std::vector<Problem> tree_problems(const fs::FileTree& tree);
+
 }  // namespace rootlock::check

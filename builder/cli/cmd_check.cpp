@@ -47,14 +47,8 @@ int run_check_command(const CheckCliOptions& options) {
     if (!report)
         return fail_usage(report.error().text());
 
-    for (const auto& [path, problem] : tree_issues(*tree.value())) {
-        check::Problem issue{"unsafe-path", check::Severity::error, {}};
-        // Paths inside the root are absolute; an entry that never made it in keeps its name.
-        bool climbs =
-            path == ".." || path.rfind("../", 0) == 0 || path.find("/../") != std::string::npos;
-        issue.fields["path"] = path.empty() || path[0] == '/' || climbs ? path : "/" + path;
-        issue.fields["problem"] = problem;
-        report->problems.push_back(std::move(issue));
+    for (auto& problem : check::tree_problems(*tree.value())) {
+        report->problems.push_back(std::move(problem));
         report->ok = false;
     }
     check::sort_problems(report->problems);

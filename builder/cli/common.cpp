@@ -62,15 +62,6 @@ std::vector<std::string> split_list(std::string_view text) {
     return out;
 }
 
-std::vector<std::pair<std::string, std::string>> tree_issues(const fs::FileTree& tree) {
-    std::vector<std::pair<std::string, std::string>> out;
-    if (const auto* tar = dynamic_cast<const fs::TarTree*>(&tree)) {
-        for (const auto& issue : tar->issues())
-            out.emplace_back(issue.path, issue.problem);
-    }
-    return out;
-}
-
 Style::Style(FILE* stream)
     : m_colour(::isatty(::fileno(stream)) != 0 && std::getenv("NO_COLOR") == nullptr) {}
 

@@ -30,9 +30,6 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root);
 // "x86-64-v3,x86-64-v2" (or colon-separated) as a list, empty items dropped.
 std::vector<std::string> split_list(std::string_view text);
 
-// Problems of the tree itself (unsafe tarball entries), for trees that have them.
-std::vector<std::pair<std::string, std::string>> tree_issues(const fs::FileTree& tree);
-
 class Style {
   public:
     explicit Style(FILE* stream);

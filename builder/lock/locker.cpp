@@ -235,6 +235,11 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     }
     check_options.model.extra_host_provided = recipe.host_provides;
     ROOTLOCK_TRY(report, check::run_check(*overlay, check_options));
+    for (auto& problem : check::tree_problems(*base.tree)) {
+        report.problems.push_back(std::move(problem));
+        report.ok = false;
+    }
+    check::sort_problems(report.problems);
     check_cuda_agreement(recipe, wheels, names, report);
     outcome.report = std::move(report);
 
