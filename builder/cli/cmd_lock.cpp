@@ -188,6 +188,10 @@ int run_lock_command(const LockCliOptions& options_in) {
                         {"wheels_scanned", stats.wheels_scanned},
                         {"scans_from_cache", stats.scans_from_cache},
                         {"http_requests", stats.http_requests}};
+        out["timings_ms"] = {{"base", stats.base_ms},
+                             {"resolve", stats.resolve_ms},
+                             {"fetch", stats.fetch_ms},
+                             {"check", stats.check_ms}};
         fmt::print("{}\n", out.dump(2));
     } else {
         Style style(stdout);

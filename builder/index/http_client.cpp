@@ -548,6 +548,41 @@ util::Result<HttpResponse> HttpClient::get(const FetchRequest& request) {
                         std::move(t.effective_url)};
 }
 
+std::vector<util::Result<HttpResponse>> HttpClient::get_many(
+    const std::vector<FetchRequest>& requests) {
+    std::vector<std::unique_ptr<Transfer>> owned;
+    std::vector<Transfer*> transfers;
+    for (const auto& request : requests) {
+        auto t = std::make_unique<Transfer>();
+        t->url = request.url;
+        t->shown = redact_url(request.url);
+        t->request_headers = request.headers;
+        t->max_body = request.max_body;
+        transfers.push_back(t.get());
+        owned.push_back(std::move(t));
+    }
+    if (!m_options.offline && !transfers.empty()) {
+        auto progress = std::exchange(m_options.progress, nullptr);
+        m_engine->files_total = 0;
+        m_engine->run(transfers);
+        m_options.progress = std::move(progress);
+    }
+    std::vector<util::Result<HttpResponse>> out;
+    out.reserve(owned.size());
+    for (auto& t : owned) {
+        if (m_options.offline) {
+            out.emplace_back(util::make_network_error(
+                t->shown, "not in the cache and --offline forbids the network"));
+        } else if (t->error) {
+            out.emplace_back(*t->error);
+        } else {
+            out.emplace_back(HttpResponse{t->status, std::move(t->body), std::move(t->headers),
+                                          std::move(t->effective_url)});
+        }
+    }
+    return out;
+}
+
 std::vector<util::Result<StoredBlob>> HttpClient::download(
     const std::vector<DownloadRequest>& requests, ContentStore& store) {
     std::vector<std::optional<util::Result<StoredBlob>>> early(requests.size());

@@ -86,6 +86,10 @@ class HttpClient {
     // decoded (gzip, br, zstd) when the server compresses it.
     util::Result<HttpResponse> get(const FetchRequest& request);
 
+    // Several GETs at once (at most max_parallel in flight), each as get() would answer it;
+    // results in request order.
+    std::vector<util::Result<HttpResponse>> get_many(const std::vector<FetchRequest>& requests);
+
     // Downloads every request, at most max_parallel at once (HTTP/2 multiplexing where the
     // server offers it), straight into `store`: a temp file hashed while written, renamed into
     // place only when the digest and size match. A blob already in the store is not downloaded

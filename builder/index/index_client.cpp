@@ -37,69 +37,110 @@ util::Result<std::string> read_host_file(const std::string& path) {
 IndexClient::IndexClient(HttpClient& http, PageCache& pages, ContentStore& store, bool offline)
     : m_http(http), m_pages(pages), m_store(store), m_offline(offline) {}
 
+IndexClient::PageRequest IndexClient::prepare(const std::string& index_url,
+                                              const std::string& normalized_name) const {
+    PageRequest out;
+    out.name = normalized_name;
+    out.url = project_url(index_url, normalized_name);
+    out.key = out.url + "\n" + k_accept_header;
+    auto cached = m_pages.get(out.key);
+    if (cached.ok())
+        out.cached = std::move(*cached);
+    out.request = FetchRequest{out.url, {{"Accept", k_accept_header}}};
+    if (out.cached.has_value() && out.cached->content_type != "absent") {
+        if (!out.cached->etag.empty())
+            out.request.headers.emplace_back("If-None-Match", out.cached->etag);
+        if (!out.cached->last_modified.empty())
+            out.request.headers.emplace_back("If-Modified-Since", out.cached->last_modified);
+    }
+    return out;
+}
+
+util::Result<std::optional<ProjectPage>> IndexClient::parse(const std::string& url,
+                                                            const CachedPage& page,
+                                                            const std::string& normalized_name) {
+    ROOTLOCK_TRY(format, page_format(page.content_type, url));
+    const std::string& final_url = page.url.empty() ? url : page.url;
+    if (format == PageFormat::json) {
+        ROOTLOCK_TRY(parsed, parse_simple_json(page.body, final_url));
+        return std::optional<ProjectPage>(std::move(parsed));
+    }
+    ROOTLOCK_TRY(parsed, parse_simple_html(page.body, final_url, normalized_name));
+    return std::optional<ProjectPage>(std::move(parsed));
+}
+
+util::Result<std::optional<ProjectPage>> IndexClient::finish(const PageRequest& prepared,
+                                                             util::Result<HttpResponse> answer) {
+    if (!answer.ok())
+        return answer.error();
+    HttpResponse& response = *answer;
+    const std::string& url = prepared.url;
+    if (response.status == 404 || response.status == 410) {
+        // Remembered, so that an offline relock knows the index lacks the project.
+        (void)m_pages.put(prepared.key, CachedPage{url, "absent", "", "", ""});
+        return std::optional<ProjectPage>();
+    }
+    if (response.status == 304 && prepared.cached.has_value() &&
+        prepared.cached->content_type != "absent") {
+        ++m_stats.pages_revalidated;
+        return parse(url, *prepared.cached, prepared.name);
+    }
+    if (response.status != 200)
+        return util::make_network_error(
+            url, "the index answered HTTP " + std::to_string(response.status));
+    ++m_stats.pages_fetched;
+    auto header = [&](const char* name) {
+        auto found = response.headers.find(name);
+        return found == response.headers.end() ? std::string() : found->second;
+    };
+    CachedPage page{response.effective_url.empty() ? url : response.effective_url,
+                    header("content-type"), header("etag"), header("last-modified"),
+                    std::move(response.body)};
+    auto parsed = parse(url, page, prepared.name);
+    // A page that does not parse is not cached: the next run asks again.
+    if (parsed.ok())
+        (void)m_pages.put(prepared.key, page);
+    return parsed;
+}
+
 util::Result<std::optional<ProjectPage>> IndexClient::project(const std::string& index_url,
                                                               const std::string& normalized_name) {
-    const std::string url = project_url(index_url, normalized_name);
-    const std::string key = url + "\n" + k_accept_header;
-    ROOTLOCK_TRY(cached, m_pages.get(key));
-
-    std::string body;
-    std::string content_type;
-    std::string final_url = url;
+    PageRequest prepared = prepare(index_url, normalized_name);
+    if (auto early = m_prefetched.find(prepared.url); early != m_prefetched.end()) {
+        auto result = std::move(early->second);
+        m_prefetched.erase(early);
+        return result;
+    }
     if (m_offline) {
-        if (!cached.has_value())
-            return util::make_network_error(url,
+        if (!prepared.cached.has_value())
+            return util::make_network_error(prepared.url,
                                             "not in the cache and --offline forbids the network");
         ++m_stats.pages_from_cache;
-        if (cached->content_type == "absent")
+        if (prepared.cached->content_type == "absent")
             return std::optional<ProjectPage>();
-        body = cached->body;
-        content_type = cached->content_type;
-    } else {
-        FetchRequest request{url, {{"Accept", k_accept_header}}};
-        if (cached.has_value() && cached->content_type != "absent") {
-            if (!cached->etag.empty())
-                request.headers.emplace_back("If-None-Match", cached->etag);
-            if (!cached->last_modified.empty())
-                request.headers.emplace_back("If-Modified-Since", cached->last_modified);
-        }
-        ROOTLOCK_TRY(response, m_http.get(request));
-        if (response.status == 404 || response.status == 410) {
-            // Remembered, so that an offline relock knows the index lacks the project.
-            (void)m_pages.put(key, CachedPage{url, "absent", "", "", ""});
-            return std::optional<ProjectPage>();
-        }
-        if (response.status == 304 && cached.has_value()) {
-            ++m_stats.pages_revalidated;
-            body = cached->body;
-            content_type = cached->content_type;
-        } else if (response.status == 200) {
-            ++m_stats.pages_fetched;
-            body = std::move(response.body);
-            auto header = [&](const char* name) {
-                auto found = response.headers.find(name);
-                return found == response.headers.end() ? std::string() : found->second;
-            };
-            content_type = header("content-type");
-            if (!response.effective_url.empty())
-                final_url = response.effective_url;
-            // A page that does not parse is not cached: the next run asks again.
-            ROOTLOCK_TRY(format, page_format(content_type, url));
-            (void)format;
-            (void)m_pages.put(key, CachedPage{final_url, content_type, header("etag"),
-                                              header("last-modified"), body});
-        } else {
-            return util::make_network_error(
-                url, "the index answered HTTP " + std::to_string(response.status));
-        }
+        return parse(prepared.url, *prepared.cached, normalized_name);
     }
-    ROOTLOCK_TRY(format, page_format(content_type, url));
-    if (format == PageFormat::json) {
-        ROOTLOCK_TRY(page, parse_simple_json(body, final_url));
-        return std::optional<ProjectPage>(std::move(page));
+    return finish(prepared, m_http.get(prepared.request));
+}
+
+void IndexClient::prefetch_projects(const std::string& index_url,
+                                    const std::vector<std::string>& normalized_names) {
+    if (m_offline)
+        return;  // the cache answers at once; nothing to overlap
+    std::vector<PageRequest> prepared;
+    std::vector<FetchRequest> requests;
+    for (const auto& name : normalized_names) {
+        const std::string url = project_url(index_url, name);
+        if (!m_prefetch_asked.insert(url).second)
+            continue;  // asked once per run: the caller's own request follows the result
+        prepared.push_back(prepare(index_url, name));
+        requests.push_back(prepared.back().request);
     }
-    ROOTLOCK_TRY(page, parse_simple_html(body, final_url, normalized_name));
-    return std::optional<ProjectPage>(std::move(page));
+    if (requests.empty())
+        return;
+    auto answers = m_http.get_many(requests);
+    for (size_t i = 0; i < prepared.size(); ++i)
+        m_prefetched.emplace(prepared[i].url, finish(prepared[i], std::move(answers[i])));
 }
 
 util::Result<std::optional<std::string>> IndexClient::metadata(const DistributionFile& file) {

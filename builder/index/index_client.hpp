@@ -3,7 +3,9 @@
 // cache alone when offline. Also the PEP 658 metadata files, verified against their hashes.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,11 @@ class IndexClient {
     // gave for it; nullopt when the index offers none for that file.
     util::Result<std::optional<std::string>> metadata(const DistributionFile& file);
 
+    // Fetches the pages of several projects at once (each at most once per run), so that the
+    // project() calls that follow are answered without a round trip each. Offline: nothing.
+    void prefetch_projects(const std::string& index_url,
+                           const std::vector<std::string>& normalized_names);
+
     // Downloads, in parallel, the metadata files of `files` whose hashes the index gave and that
     // the store does not hold yet. Failures are left for metadata() to report, located.
     void prefetch_metadata(const std::vector<DistributionFile>& files);
@@ -43,14 +50,27 @@ class IndexClient {
     const IndexClientStats& stats() const { return m_stats; }
 
   private:
-    util::Result<std::string> fetch_text(const std::string& url, const std::string& accept,
-                                         std::string& content_type);
+    struct PageRequest {
+        std::string name;
+        std::string url;
+        std::string key;  // in the page cache
+        std::optional<CachedPage> cached;
+        FetchRequest request;  // with the cached page's validators
+    };
+    PageRequest prepare(const std::string& index_url, const std::string& normalized_name) const;
+    util::Result<std::optional<ProjectPage>> finish(const PageRequest& prepared,
+                                                    util::Result<HttpResponse> answer);
+    static util::Result<std::optional<ProjectPage>> parse(const std::string& url,
+                                                          const CachedPage& page,
+                                                          const std::string& normalized_name);
 
     HttpClient& m_http;
     PageCache& m_pages;
     ContentStore& m_store;
     bool m_offline;
     IndexClientStats m_stats;
+    std::map<std::string, util::Result<std::optional<ProjectPage>>> m_prefetched;  // by page URL
+    std::set<std::string> m_prefetch_asked;
 };
 
 }  // namespace rootlock::index

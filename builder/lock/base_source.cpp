@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
 
 #include "fs/tar_tree.hpp"
 #include "util/atomic_file.hpp"
@@ -66,11 +67,21 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
         out.record.path = location;
         if (!path.empty() && path[0] != '/' && !options.recipe_dir.empty())
             path = options.recipe_dir + "/" + path;
-        ROOTLOCK_TRY(actual, remembered_sha256(path, pages));
+        // Hashing and reading the tarball are independent passes over the same (cached)
+        // bytes: one on each core. The tree is used only once the hash has matched.
+        auto digest = std::async(std::launch::async,
+                                 [&pages, path] { return remembered_sha256(path, pages); });
+        auto tree = open_tarball(path);
+        ROOTLOCK_TRY(actual, digest.get());
         if (actual != base.sha256)
             return util::make_error(location, "sha256 mismatch: the recipe pins " + base.sha256 +
                                                   ", the file has " + actual);
+        if (!tree.ok())
+            return tree.error();
         out.host_path = path;
+        out.record.size = file_size(out.host_path);
+        out.tree = std::move(*tree);
+        return out;
     }
     out.record.size = file_size(out.host_path);
     ROOTLOCK_TRY(tree, open_tarball(out.host_path));
@@ -124,12 +135,16 @@ util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const B
     out.record.variant = debian.variant;
     out.record.include = debian.include;
     std::sort(out.record.include.begin(), out.record.include.end());
-    ROOTLOCK_TRY(digest, remembered_sha256(path, pages));
-    out.record.sha256 = digest;
+    auto digest =
+        std::async(std::launch::async, [&pages, path] { return remembered_sha256(path, pages); });
+    auto tree = open_tarball(path);
+    ROOTLOCK_TRY(hex, digest.get());
+    out.record.sha256 = hex;
     out.record.size = file_size(path);
     out.host_path = path;
-    ROOTLOCK_TRY(tree, open_tarball(path));
-    out.tree = std::move(tree);
+    if (!tree.ok())
+        return tree.error();
+    out.tree = std::move(*tree);
     return out;
 }
 

@@ -39,10 +39,7 @@ IndexSource::IndexSource(index::IndexClient& client, std::vector<SourceIndex> in
       m_python_full(std::move(python_full)),
       m_read_wheel_metadata(std::move(read_wheel_metadata)) {}
 
-util::Result<const IndexSource::Project*> IndexSource::load(const std::string& name) {
-    if (auto found = m_projects.find(name); found != m_projects.end())
-        return &found->second;
-
+std::vector<const SourceIndex*> IndexSource::allowed_indexes(const std::string& name) const {
     // Indexes that pin the name are its only sources; otherwise the unpinned ones, in order.
     std::vector<const SourceIndex*> allowed;
     for (const auto& index : m_indexes) {
@@ -59,6 +56,28 @@ util::Result<const IndexSource::Project*> IndexSource::load(const std::string& n
                 allowed.push_back(&index);
         }
     }
+    return allowed;
+}
+
+void IndexSource::prefetch_projects(const std::vector<std::string>& names) {
+    // Only the first index each project may come from: that is where nearly all are found.
+    std::map<std::string, std::vector<std::string>> by_index;
+    for (const auto& name : names) {
+        if (m_projects.count(name) != 0)
+            continue;
+        auto allowed = allowed_indexes(name);
+        if (!allowed.empty())
+            by_index[allowed.front()->url].push_back(name);
+    }
+    for (const auto& [url, wanted] : by_index)
+        m_client.prefetch_projects(url, wanted);
+}
+
+util::Result<const IndexSource::Project*> IndexSource::load(const std::string& name) {
+    if (auto found = m_projects.find(name); found != m_projects.end())
+        return &found->second;
+
+    std::vector<const SourceIndex*> allowed = allowed_indexes(name);
 
     Project project;
     bool found_page = false;
@@ -161,12 +180,16 @@ util::Result<std::vector<python::Requirement>> IndexSource::dependencies(
     if (!metadata_version.ok() || !(*metadata_version == version))
         return util::make_error(label, "names version " + metadata.version + ", not " + key);
     std::vector<python::Requirement> requirements;
+    std::vector<std::string> names;
     for (const auto& line : metadata.requires_dist) {
         auto requirement = python::parse_requirement(line);
         if (!requirement.ok())
             return util::make_error(label, "Requires-Dist: " + requirement.error().text());
+        names.push_back(requirement->normalized_name);
         requirements.push_back(std::move(*requirement));
     }
+    // The resolver asks for these projects' versions next: one parallel round trip for all.
+    prefetch_projects(names);
     auto [slot, inserted] = m_dependencies.emplace(std::pair{name, key}, std::move(requirements));
     (void)inserted;
     return slot->second;

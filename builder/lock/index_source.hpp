@@ -51,6 +51,10 @@ class IndexSource final : public resolve::PackageSource {
         const std::string& name, const python::Version& version) override;
     void prefetch(const std::vector<std::pair<std::string, python::Version>>& wanted) override;
 
+    // Fetches the pages of these projects in parallel ahead of versions() (markers are not
+    // evaluated here: a page fetched for nothing costs one cached request).
+    void prefetch_projects(const std::vector<std::string>& names);
+
     // The wheel behind a version that versions() offered; nullptr for anything else.
     const ChosenFile* chosen(const std::string& name, const python::Version& version) const;
 
@@ -60,6 +64,7 @@ class IndexSource final : public resolve::PackageSource {
         std::map<std::string, ChosenFile> by_version;
         std::map<std::string, python::Version> versions;
     };
+    std::vector<const SourceIndex*> allowed_indexes(const std::string& name) const;
     util::Result<const Project*> load(const std::string& name);
     util::Result<std::string> metadata_text(const ChosenFile& chosen);
 

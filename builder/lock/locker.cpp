@@ -4,6 +4,7 @@
 #include "lock/locker.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 
 #include "check/cuda_family.hpp"
@@ -142,6 +143,11 @@ std::string recipe_digest(std::string_view recipe_text) {
 
 util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOptions& options) {
     LockOutcome outcome;
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point start) {
+        return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    };
+    auto step = Clock::now();
     index::HttpClient http(options.http);
     index::ContentStore store(options.cache_dir);
     index::PageCache pages(options.cache_dir);
@@ -162,6 +168,9 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     python::TargetTags target_tags{3,    minor, facts.arch, facts.glibc_major, facts.glibc_minor,
                                    false};
     python::SupportedTags tags(target_tags);
+
+    outcome.stats.base_ms = since(step);
+    step = Clock::now();
 
     // 2. Resolution over the indexes, for the declared target only.
     ROOTLOCK_TRY(root_texts, root_requirements(recipe));
@@ -188,7 +197,14 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
                 resolve_options.preferences.emplace(package.name, *version);
         }
     }
+    std::vector<std::string> root_names;
+    for (const auto& root : roots)
+        root_names.push_back(root.normalized_name);
+    source.prefetch_projects(root_names);
     ROOTLOCK_TRY(resolution, resolve::resolve(roots, source, resolve_options));
+
+    outcome.stats.resolve_ms = since(step);
+    step = Clock::now();
 
     // 3. The chosen wheels, fetched and scanned.
     std::vector<const ChosenFile*> chosen;
@@ -208,6 +224,9 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
             return result.error();
         wheels.push_back(std::move(*result));
     }
+
+    outcome.stats.fetch_ms = since(step);
+    step = Clock::now();
 
     // 4. The closure of base plus wheels, installed where the image will have them.
     auto overlay = std::make_shared<fs::OverlayTree>(base.tree);
@@ -242,6 +261,7 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     check::sort_problems(report.problems);
     check_cuda_agreement(recipe, wheels, names, report);
     outcome.report = std::move(report);
+    outcome.stats.check_ms = since(step);
 
     // 5. The lock.
     Lock& lock = outcome.lock;

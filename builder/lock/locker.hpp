@@ -42,6 +42,11 @@ struct LockStats {
     size_t wheels_scanned = 0;
     size_t scans_from_cache = 0;
     uint64_t http_requests = 0;
+    // Wall time of each step in milliseconds, for --json and the benchmark (never in the lock).
+    double base_ms = 0;
+    double resolve_ms = 0;
+    double fetch_ms = 0;
+    double check_ms = 0;
 };
 
 struct LockOutcome {

@@ -37,6 +37,10 @@ from fixtures import index_server, package_graph  # noqa: E402
 from fixtures.debian_root import base_tarball  # noqa: E402
 
 GNU_TIME = "/usr/bin/time"
+# pip takes --platform literally: the target's whole manylinux ladder, as rootlock derives it
+# from the base's glibc 2.36.
+PLATFORMS = ([f"manylinux_2_{n}_x86_64" for n in range(36, 4, -1)] +
+             ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"])
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
@@ -105,11 +109,13 @@ def main(argv):
             pip_cache = os.path.join(work, "pip-cache")
             pip_argv = [SYSTEM_PYTHON, "-m", "pip", "install", "--dry-run", "--quiet",
                         "--report", os.path.join(work, "report.json"), "--ignore-installed",
-                        "--only-binary=:all:", "--python-version", "3.11", "--platform",
-                        "manylinux_2_36_x86_64", "--implementation", "cp", "--target",
+                        "--only-binary=:all:", "--python-version", "3.11", "--abi", "cp311",
+                        *[a for p in PLATFORMS for a in ("--platform", p)],
+                        "--implementation", "cp", "--target",
                         os.path.join(work, "target"), "--index-url", server.simple_url,
                         "-r", requirements]
-            env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+            env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1",
+                       PIP_CONFIG_FILE=os.devnull, no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
             pip_cold, pip_cold_rss = median_of(args.runs, pip_argv + ["--no-cache-dir"], env=env)
             pip_warm, pip_warm_rss = median_of(
                 args.runs, pip_argv + ["--cache-dir", pip_cache], env=env,

@@ -300,4 +300,45 @@ TEST_SUITE("rootlock::index") {
         CHECK(server.requests().empty());
         CHECK(client.requests_made() == 0U);
     }
+
+    TEST_CASE("get_many answers every request in order, each as get() would") {
+        LoopbackServer server;
+        Route slow = ok_route("slow page");
+        slow.delay_ms = 200;
+        server.route("/a", slow);
+        server.route("/b", ok_route("page b"));
+        Route flaky = ok_route("page c");
+        flaky.fail_first = 1;
+        server.route("/c", flaky);
+        HttpClient client(test_options());
+        auto answers = client.get_many({{server.url("/a"), {}},
+                                        {server.url("/b"), {}},
+                                        {server.url("/missing"), {}},
+                                        {server.url("/c"), {}}});
+        REQUIRE(answers.size() == 4);
+        REQUIRE(answers[0].ok());
+        CHECK(answers[0]->body == "slow page");
+        REQUIRE(answers[1].ok());
+        CHECK(answers[1]->body == "page b");
+        REQUIRE(answers[2].ok());
+        CHECK(answers[2]->status == 404);
+        REQUIRE(answers[3].ok());
+        CHECK(answers[3]->body == "page c");
+        CHECK(server.requests().size() == 5);  // /c was retried once
+    }
+
+    TEST_CASE("get_many offline sends nothing and names every URL") {
+        LoopbackServer server;
+        server.route("/a", ok_route("a"));
+        HttpOptions options = test_options();
+        options.offline = true;
+        HttpClient client(options);
+        auto answers = client.get_many({{server.url("/a"), {}}, {server.url("/b"), {}}});
+        REQUIRE(answers.size() == 2);
+        REQUIRE_FALSE(answers[1].ok());
+        CHECK(answers[1].error().text() ==
+              server.url("/b") + ": not in the cache and --offline forbids the network");
+        CHECK(answers[1].error().kind == ErrorKind::network);
+        CHECK(server.requests().empty());
+    }
 }
