@@ -40,6 +40,18 @@ const OverlayTree::Node* OverlayTree::find_added(std::string_view path) const {
     return found == m_nodes.end() ? nullptr : &found->second;
 }
 
+std::vector<OverlayTree::Added> OverlayTree::added() const {
+    std::vector<Added> out;
+    out.reserve(m_nodes.size());
+    for (const auto& [path, node] : m_nodes) {
+        Added entry{path, node.kind, node.mode, node.size, nullptr, node.target};
+        if (node.content.has_value())
+            entry.content = &*node.content;
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
 bool OverlayTree::base_hidden(std::string_view path) const {
     if (m_opaque.empty())
         return false;

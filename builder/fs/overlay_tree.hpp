@@ -46,6 +46,23 @@ class OverlayTree final : public FileTree {
     const FileTree& base() const { return *m_base; }
     size_t added_count() const { return m_nodes.size(); }
 
+    // One added node, as an image writer needs it.
+    struct Added {
+        std::string path;  // canonical
+        NodeKind kind = NodeKind::other;
+        uint32_t mode = 0;
+        uint64_t size = 0;
+        const std::string* content = nullptr;  // regular files added with their bytes
+        std::string target;                    // symlinks
+    };
+    // Every added node, sorted bytewise by path.
+    std::vector<Added> added() const;
+    // True when the base's entry at the canonical `path` is not visible: an added node stands
+    // there, or an added non-directory stands above it.
+    bool shadows_base(std::string_view path) const {
+        return find_added(path) != nullptr || base_hidden(path);
+    }
+
     std::string describe() const override;
     std::optional<NodeStat> lstat(std::string_view path) const override;
     util::Result<std::string> readlink(std::string_view path) const override;

@@ -119,4 +119,30 @@ Result<std::string> read_host_file(const std::string& path) {
     return out;
 }
 
+Result<std::string> read_host_file_prefix(const std::string& path, size_t limit) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno_error(path);
+    std::string out(limit, '\0');
+    size_t have = 0;
+    while (have < limit) {
+        const ssize_t got = ::read(fd, out.data() + have, limit - have);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        have += static_cast<size_t>(got);
+    }
+    ::close(fd);
+    out.resize(have);
+    return out;
+}
+
+Result<uint64_t> read_host_file_size(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        return errno_error(path);
+    return static_cast<uint64_t>(info.st_size);
+}
+
 }  // namespace rootlock::util

@@ -2,6 +2,8 @@
 // temporary file beside it, are synced, and the temporary file is renamed over the target.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,12 @@ Status write_file_atomically(const std::string& path, std::string_view bytes);
 
 // The whole content of a host file; errors read "PATH: strerror".
 Result<std::string> read_host_file(const std::string& path);
+
+// At most the first `limit` bytes of a host file (magic numbers, headers).
+Result<std::string> read_host_file_prefix(const std::string& path, size_t limit);
+
+// The size of a host file; errors read "PATH: strerror".
+Result<uint64_t> read_host_file_size(const std::string& path);
 
 // Creates `path` and its parents (mode 0755); existing directories are fine.
 Status make_directories(const std::string& path);

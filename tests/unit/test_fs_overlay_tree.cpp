@@ -103,6 +103,31 @@ TEST_SUITE("rootlock::fs") {
         CHECK_FALSE(tree.lstat("/opt/x/y").has_value());
     }
 
+    TEST_CASE("added() lists the added nodes in path order, and shadows_base what they hide") {
+        OverlayTree tree(merged_usr_base());
+        REQUIRE(tree.add_file("/etc/a", "mine").ok());
+        REQUIRE(tree.add_file("/opt/x", "a file over a directory").ok());
+        REQUIRE(tree.add_sized_file("/lib/libz.so.1", SizedFile{4096, 0755, nullptr, ""}).ok());
+        REQUIRE(tree.add_symlink("/srv/link", "/etc/a").ok());
+        auto added = tree.added();
+        std::vector<std::string> paths;
+        for (const auto& node : added)
+            paths.push_back(node.path);
+        CHECK(paths == std::vector<std::string>{"/etc/a", "/opt/x", "/srv", "/srv/link",
+                                                "/usr/lib/libz.so.1"});
+        REQUIRE(added[0].content != nullptr);
+        CHECK(*added[0].content == "mine");
+        CHECK(added[4].content == nullptr);
+        CHECK(added[4].size == 4096);
+        CHECK(added[4].mode == 0755);
+        CHECK(added[3].kind == NodeKind::symlink);
+        CHECK(added[3].target == "/etc/a");
+        CHECK(tree.shadows_base("/etc/a"));
+        CHECK_FALSE(tree.shadows_base("/etc/b"));
+        CHECK(tree.shadows_base("/opt/x/y"));  // under an added file
+        CHECK_FALSE(tree.shadows_base("/usr/lib"));
+    }
+
     TEST_CASE("adding through merged-/usr symlinks lands in /usr, as extracting would") {
         OverlayTree tree(merged_usr_base());
         auto where = tree.add_file("/lib/x86_64-linux-gnu/libz.so.1", "z");
