@@ -1,0 +1,115 @@
+// TarWriter: the one wrapper around libarchive's writer. It writes a rootfs as a pax tarball whose
+// bytes depend only on the entries given: fixed member names, numeric owners, no clocks.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/byte_source.hpp"
+#include "util/result.hpp"
+
+struct archive;
+
+namespace rootlock::image {
+
+enum class Compression { none, gzip, xz, zstd };
+
+// From the output file's name: ".tar.zst", ".tar.xz", ".tar.gz" or ".tar"; anything else reads
+// "NAME: unknown image type (use .tar.zst, .tar.xz, .tar.gz or .tar)".
+util::Result<Compression> compression_for(std::string_view output_name);
+
+enum class EntryKind { regular, directory, symlink, hardlink };
+
+struct TarEntry {
+    std::string path;  // canonical absolute path inside the image: "/", "/etc", "/opt/venv/bin/x"
+    EntryKind kind = EntryKind::regular;
+    uint32_t mode = 0644;  // permission bits incl. setuid/setgid/sticky (07777)
+    uint32_t uid = 0, gid = 0;
+    int64_t mtime = 0;        // seconds; the caller clamps
+    uint64_t size = 0;        // regular files only
+    std::string link_target;  // symlink text, or the hard link's target PATH (canonical absolute)
+    std::vector<std::pair<std::string, std::string>> xattrs;  // name -> raw value, sorted by name
+};
+
+struct TarWriterOptions {
+    Compression compression = Compression::zstd;
+    // zstd/xz worker threads, at least 1; the output bytes do not depend on it. zstd always runs
+    // its multithreaded mode (whose bytes differ from the plain mode's), and xz always runs
+    // liblzma's multithreaded encoder with at least 2 threads, since libarchive gives 1 thread
+    // the single-block encoder, whose bytes differ.
+    int threads = 2;
+    int zstd_level = 3;  // 1..22
+    int xz_level = 6;    // 0..9; at 6 with 2 threads the process peaked at 243 MiB (measured)
+};
+
+// "Component order", the order GNU tar --sort=name produces: paths are compared component by
+// component, bytewise, so a directory comes right before its contents ("/a" < "/a/b" < "/a.b").
+bool component_less(std::string_view a, std::string_view b);
+
+// Writes entries in component order. Member names are "./" + the path without its leading "/"
+// ("./" for the root, directories with a trailing "/", as `tar -C root .` writes them), owners
+// are numeric only, no atime/ctime, xattrs as pax SCHILY.xattr.NAME records (what GNU tar reads).
+//
+// The process locale must be UTF-8 (the CLI's main() calls setlocale(LC_ALL, "C.UTF-8")): pax
+// stores names as UTF-8, and under the C locale a non-ASCII name is an error.
+class TarWriter {
+  public:
+    // Creates (truncates) `host_path`; the caller gives a temporary name and renames it once
+    // finish() succeeded. Options are checked before the file is created. Errors read
+    // "HOST_PATH: problem" ("threads must be at least 1, not 0", "zstd level 99 is not in 1..22").
+    static util::Result<std::unique_ptr<TarWriter>> create(const std::string& host_path,
+                                                           const TarWriterOptions& options);
+    // Without finish() nothing more reaches the file: it is left incomplete for the caller to
+    // delete (no end-of-archive marker, compressor state dropped).
+    ~TarWriter();
+    TarWriter(const TarWriter&) = delete;
+    TarWriter& operator=(const TarWriter&) = delete;
+
+    // Adds one entry; a regular file takes exactly entry.size bytes from `content` (read in
+    // 1 MiB pieces; nullptr reads as empty). Errors: a path that is not canonical, an entry not
+    // after the previous one in component order ("PATH: out of order after PREV"), a duplicate,
+    // a hard link to a path not written before, a content of the wrong length ("PATH: content
+    // has N bytes, the entry declares M"), the stream's own errors, libarchive's ("PATH: ...").
+    // An error found before anything was written leaves the writer usable; any other makes
+    // every later call fail.
+    util::Status add(const TarEntry& entry, util::ByteStream* content);
+    util::Status add_bytes(const TarEntry& entry, std::string_view content);
+    // Writes the end of the archive, flushes the filters and fsyncs the file.
+    util::Status finish();
+    uint64_t entries() const { return m_entries; }
+
+  private:
+    struct ArchiveFree {
+        void operator()(struct archive* handle) const;
+    };
+    explicit TarWriter(std::string host_path);
+    // libarchive's sink: every write goes through it, so the destructor can cut the file off.
+    static ssize_t write_callback(struct archive* handle, void* self, const void* buffer,
+                                  size_t length);
+
+    util::Status usable() const;
+    util::Status check_entry(const TarEntry& entry) const;
+    util::Status write_header(const TarEntry& entry);
+    util::Status copy_content(const TarEntry& entry, util::ByteStream* content);
+    util::Error archive_error(const std::string& where, const char* fallback) const;
+
+    std::string m_host_path;
+    int m_fd = -1;
+    bool m_discard = false;  // set by the destructor so that libarchive's cleanup writes nothing
+    bool m_failed = false;
+    bool m_finished = false;
+    std::unique_ptr<struct archive, ArchiveFree> m_archive;
+    std::string m_previous;  // the last path written; entries() == 0 means none yet
+    std::set<std::string, std::less<>> m_link_targets;  // non-directories written so far
+    std::vector<std::byte> m_buffer;                    // the 1 MiB copy buffer
+    uint64_t m_entries = 0;
+};
+
+}  // namespace rootlock::image
