@@ -99,7 +99,11 @@ util::Result<std::unique_ptr<ArchiveReader>> ArchiveReader::open(const std::stri
         archive_read_support_filter_xz(handle.get());
         archive_read_support_filter_lzma(handle.get());
         archive_read_support_filter_zstd(handle.get());
-        archive_read_support_format_tar(handle.get());
+        if (format == ArchiveFormat::raw) {
+            archive_read_support_format_raw(handle.get());
+        } else {
+            archive_read_support_format_tar(handle.get());
+        }
     }
     std::unique_ptr<ArchiveReader> reader(new ArchiveReader(host_path, fd, std::move(handle)));
     if (archive_read_open_fd(reader->m_archive.get(), fd, k_read_block) != ARCHIVE_OK) {

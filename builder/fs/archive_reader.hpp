@@ -19,8 +19,10 @@ namespace rootlock::fs {
 enum class ArchiveEntryType : uint8_t { regular, directory, symlink, hardlink, device, other };
 
 // What the file holds: a (compressed) tarball, or a zip archive (a wheel), read through its
-// central directory so that Unix modes and symlinks are seen as pip's zipfile sees them.
-enum class ArchiveFormat : uint8_t { tar, zip };
+// central directory so that Unix modes and symlinks are seen as pip's zipfile sees them, or
+// (raw) any one file compressed with gzip, bzip2, xz, lzma or zstd, or not at all, read as a
+// single entry holding its decompressed bytes (a base tarball cached once as plain tar).
+enum class ArchiveFormat : uint8_t { tar, zip, raw };
 
 // One header as stored, before any confinement: the name may be absolute or hold "..".
 struct ArchiveEntry {
