@@ -13,5 +13,6 @@ void register_check(CLI::App& app, std::function<int()>& run);
 void register_ldd(CLI::App& app, std::function<int()>& run);
 void register_why(CLI::App& app, std::function<int()>& run);
 void register_lock(CLI::App& app, std::function<int()>& run);
+void register_build(CLI::App& app, std::function<int()>& run);
 
 }  // namespace rootlock::cli

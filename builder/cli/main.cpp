@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     register_ldd(app, run);
     register_why(app, run);
     register_lock(app, run);
+    register_build(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -27,6 +27,10 @@ util::Result<std::shared_ptr<const fs::FileTree>> open_tarball(const std::string
     fs::TarOptions options;
     // The target's Python full version comes from the package database.
     options.retained_patterns.push_back("/var/lib/dpkg/status");
+    // What pct reads to detect the distribution, for the image's pct rules.
+    for (const char* pattern : {"/etc/*-release", "/etc/*_version", "/usr/lib/os-release",
+                                "/etc/machine-id", "/etc/lsb-release"})
+        options.retained_patterns.push_back(pattern);
     ROOTLOCK_TRY(tree, fs::TarTree::open(path, options));
     return std::shared_ptr<const fs::FileTree>(std::move(tree));
 }

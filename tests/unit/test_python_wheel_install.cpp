@@ -100,7 +100,8 @@ TEST_SUITE("rootlock::python") {
         for (const auto& [path, expected] : rows) {
             CAPTURE(path);
             auto where = installed_path(scan, entry(path, ""), k_scheme);
-            REQUIRE_MESSAGE(where.ok(), where.error().text());
+            if (!where.ok())
+                FAIL(where.error().text());
             CHECK(*where == expected);
         }
     }
@@ -134,7 +135,8 @@ TEST_SUITE("rootlock::python") {
             "[ gui_scripts ]\n"
             "beta-gui = beta.gui:start\n";
         auto scripts = parse_console_scripts(text, "entry_points.txt");
-        REQUIRE_MESSAGE(scripts.ok(), scripts.error().text());
+        if (!scripts.ok())
+            FAIL(scripts.error().text());
         REQUIRE(scripts->size() == 3);
         CHECK((*scripts)[0].name == "alpha");
         CHECK((*scripts)[0].module == "alpha");
@@ -188,7 +190,8 @@ TEST_SUITE("rootlock::python") {
         const std::string entry_points = "[console_scripts]\ndemo = demo.cli:main\n";
         WheelScan scan = demo_scan(entry_points);
         auto plan = install_plan(scan, k_scheme, true, "/usr/bin/python3.11");
-        REQUIRE_MESSAGE(plan.ok(), plan.error().text());
+        if (!plan.ok())
+            FAIL(plan.error().text());
 
         const std::string site = "/opt/venv/lib/python3.11/site-packages";
         const std::string dist = site + "/Demo-1.0.dist-info";

@@ -132,7 +132,8 @@ TEST_SUITE("rootlock::python") {
         auto members = with_record(demo_members());
         std::string path = write_wheel(dir, members);
         auto scan = scan_wheel(path);
-        REQUIRE_MESSAGE(scan.ok(), scan.error().text());
+        if (!scan.ok())
+            FAIL(scan.error().text());
 
         CHECK(scan->wheel_sha256 ==
               rootlock::util::sha256_hex(rootlock::testing::build_zip(members)));
@@ -197,7 +198,8 @@ TEST_SUITE("rootlock::python") {
         std::string path = dir / k_wheel;
         rootlock::testing::write_deflated_zip(path, members);
         auto scan = scan_wheel(path);
-        REQUIRE_MESSAGE(scan.ok(), scan.error().text());
+        if (!scan.ok())
+            FAIL(scan.error().text());
         TempDir stored_dir;
         auto stored = scan_wheel(write_wheel(stored_dir, members));
         REQUIRE(stored.ok());
@@ -215,7 +217,8 @@ TEST_SUITE("rootlock::python") {
         members.push_back(
             member("demo-1.0.data/scripts/fast", extension_bytes(), k_zip_executable_mode));
         auto scan = scan_wheel(write_wheel(dir, with_record(members)));
-        REQUIRE_MESSAGE(scan.ok(), scan.error().text());
+        if (!scan.ok())
+            FAIL(scan.error().text());
         const auto* fast = find_entry(*scan, "demo-1.0.data/scripts/fast");
         REQUIRE(fast != nullptr);
         CHECK(fast->elf.has_value());
@@ -229,7 +232,8 @@ TEST_SUITE("rootlock::python") {
         members.push_back(member("demo/no_type.py", "a", 0));
         members.push_back(member("demo/exec_no_type", "b", 0755));
         auto scan = scan_wheel(write_wheel(dir, with_record(members)));
-        REQUIRE_MESSAGE(scan.ok(), scan.error().text());
+        if (!scan.ok())
+            FAIL(scan.error().text());
         CHECK_FALSE(find_entry(*scan, "demo/no_type.py")->executable);
         CHECK(find_entry(*scan, "demo/exec_no_type")->executable);
     }
@@ -239,7 +243,8 @@ TEST_SUITE("rootlock::python") {
         auto members = without(without(demo_members(), "demo-1.0.data/scripts/tool"),
                                k_dist + "/entry_points.txt");
         auto scan = scan_wheel(write_wheel(dir, with_record(members)));
-        REQUIRE_MESSAGE(scan.ok(), scan.error().text());
+        if (!scan.ok())
+            FAIL(scan.error().text());
         CHECK(scan->data_dir.empty());
         CHECK(scan->entry_points.empty());
     }
@@ -258,7 +263,8 @@ TEST_SUITE("rootlock::python") {
         members.back().content = record_for(
             std::vector<ZipMember>(members.begin(), members.end() - 1), "Demo-1.0.dist-info");
         auto scan = scan_wheel(write_wheel(dir, members, "demo-1.0.0-py3-none-any.whl"));
-        REQUIRE_MESSAGE(scan.ok(), scan.error().text());
+        if (!scan.ok())
+            FAIL(scan.error().text());
         CHECK(scan->dist_info == "Demo-1.0.dist-info");
     }
 
@@ -412,7 +418,8 @@ TEST_SUITE("rootlock::python") {
         REQUIRE(scan.ok());
         std::string json = scan_to_json(*scan);
         auto back = scan_from_json(json);
-        REQUIRE_MESSAGE(back.ok(), back.error().text());
+        if (!back.ok())
+            FAIL(back.error().text());
         CHECK(scan_to_json(*back) == json);
         CHECK(back->filename.version == "1.0");
         CHECK(back->entries.size() == scan->entries.size());

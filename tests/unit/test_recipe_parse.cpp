@@ -89,7 +89,8 @@ A_FIRST = "1"
 provides = ["libfoo.so.1"]
 )";
         const auto parsed = parse_recipe(text, k_file);
-        REQUIRE_MESSAGE(parsed.ok(), (parsed.ok() ? "" : parsed.error().text()));
+        if (!parsed.ok())
+            FAIL((parsed.ok() ? "" : parsed.error().text()));
         const auto& recipe = parsed.value();
         CHECK(recipe.image.name == "train-cu128");
         CHECK(recipe.image.output == "images/train.tar.xz");
@@ -298,7 +299,8 @@ provides = ["libfoo.so.1"]
 
     TEST_CASE("a minimal recipe gets the documented defaults") {
         const auto parsed = parse_recipe(k_minimal, k_file);
-        REQUIRE_MESSAGE(parsed.ok(), (parsed.ok() ? "" : parsed.error().text()));
+        if (!parsed.ok())
+            FAIL((parsed.ok() ? "" : parsed.error().text()));
         const auto& recipe = parsed.value();
         CHECK(recipe.image.output == "images/demo.tar.zst");
         REQUIRE(recipe.base.debian.has_value());

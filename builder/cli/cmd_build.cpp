@@ -1,0 +1,180 @@
+// `rootlock build LOCK|RECIPE`: the image for a lock (a recipe means its lock, which must be
+// up to date), with its sha256, SBOM and check report beside it. Exit codes: 0 built, 1 the
+// closure check failed (no image), 2 bad input or pct would refuse the image, 3 network.
+#include <unistd.h>
+#include <csignal>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/report_text.hpp"
+#include "image/image_build.hpp"
+#include "lock/locker.hpp"
+#include "lock/pylock.hpp"
+#include "recipe/recipe.hpp"
+#include "util/atomic_file.hpp"
+
+namespace rootlock::cli {
+
+namespace {
+
+struct BuildCliOptions {
+    std::string input;
+    std::string output;
+    std::string cache_dir;
+    bool offline = false;
+    bool allow_broken = false;
+    bool json = false;
+    int jobs = 2;
+};
+
+// On Ctrl-C or kill: the partial file goes, the image's name never held anything partial.
+extern "C" void remove_partial_and_exit(int signal_number) {
+    const char* partial = image::build_temporary_path();
+    if (partial != nullptr && partial[0] != '\0')
+        ::unlink(partial);
+    ::_exit(128 + signal_number);
+}
+
+std::string cache_dir_default() {
+    if (const char* dir = std::getenv("ROOTLOCK_CACHE_DIR"); dir != nullptr && *dir != '\0')
+        return dir;
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+        return std::string(xdg) + "/rootlock";
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+        return std::string(home) + "/.cache/rootlock";
+    return "/tmp/rootlock-cache";
+}
+
+int run_build_command(const BuildCliOptions& options_in) {
+    BuildCliOptions options = options_in;
+    std::string lock_path = options.input;
+    // A recipe means its lock, which must have been made from the recipe as it is now.
+    const std::string input_name = options.input.substr(options.input.rfind('/') + 1);
+    if (input_name.rfind("pylock.", 0) != 0) {
+        auto parsed = recipe::parse_recipe_file(options.input);
+        if (!parsed.errors.empty()) {
+            for (const auto& error : parsed.errors)
+                fmt::print(stderr, "rootlock: {}\n", error.text());
+            return k_exit_usage;
+        }
+        {
+            lock_path = "lockfiles/pylock." + parsed.recipe->image.name + ".toml";
+            auto recipe_text = util::read_host_file(options.input);
+            auto lock_text = util::read_host_file(lock_path);
+            if (!lock_text.ok())
+                return fail_usage(lock_text.error().text() + " (run 'rootlock lock " +
+                                  options.input + "' first)");
+            auto existing = lock::read_pylock(*lock_text, lock_path);
+            if (!existing.ok())
+                return fail_usage(existing.error().text());
+            if (!existing->rootlock.has_value() || !recipe_text.ok() ||
+                existing->rootlock->recipe_sha256 != lock::recipe_digest(*recipe_text)) {
+                return fail_usage(lock_path + " is stale: " + options.input +
+                                  " changed after it was locked (run 'rootlock lock " +
+                                  options.input + "')");
+            }
+        }
+    }
+    auto text = util::read_host_file(lock_path);
+    if (!text.ok())
+        return fail_usage(text.error().text());
+    auto lock = lock::read_pylock(*text, lock_path);
+    if (!lock.ok())
+        return fail_usage(lock.error().text());
+    if (options.output.empty() && lock->rootlock.has_value())
+        options.output = lock->rootlock->output;
+    if (options.output.empty())
+        return fail_usage(lock_path + ": the lock names no output; give -o IMAGE");
+
+    image::BuildOptions build_options;
+    build_options.lock_path = lock_path;
+    build_options.output = options.output;
+    build_options.cache_dir = options.cache_dir.empty() ? cache_dir_default() : options.cache_dir;
+    build_options.offline = options.offline;
+    build_options.allow_broken = options.allow_broken;
+    build_options.threads = options.jobs;
+    build_options.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
+    std::signal(SIGINT, remove_partial_and_exit);
+    std::signal(SIGTERM, remove_partial_and_exit);
+    std::signal(SIGHUP, remove_partial_and_exit);
+
+    auto outcome = image::build_image(*lock, build_options);
+    if (!outcome.ok()) {
+        if (outcome.error().kind == util::ErrorKind::network)
+            return fail_io(outcome.error().text());
+        return fail_usage(outcome.error().text());
+    }
+    nlohmann::ordered_json report;
+    report["ok"] = outcome->report.ok;
+    report["objects"] = outcome->report.objects;
+    report["problems"] = nlohmann::ordered_json::array();
+    for (const auto& problem : outcome->report.problems)
+        report["problems"].push_back(check::to_json(problem));
+    report["notes"] = outcome->report.notes;
+    Style style(stdout);
+    if (!outcome->built) {
+        if (options.json)
+            fmt::print("{}\n", report.dump(2));
+        else
+            fmt::print("{}", render_report(outcome->report, options.output, style));
+        fmt::print(stderr,
+                   "rootlock: no image written: the closure check of the final tree "
+                   "failed (--allow-broken builds it anyway)\n");
+        return k_exit_problems;
+    }
+    const std::string report_path = options.output + ".check.json";
+    if (auto written = util::write_file_atomically(report_path, report.dump(2) + "\n");
+        !written.ok())
+        return fail_usage(written.error().text());
+    if (options.json) {
+        nlohmann::ordered_json out;
+        out["image"] = outcome->image_path;
+        out["sha256"] = outcome->sha256;
+        out["size"] = outcome->size;
+        out["entries"] = outcome->entries;
+        out["sbom"] = outcome->sbom_path;
+        out["check"] = report;
+        fmt::print("{}\n", out.dump(2));
+        return k_exit_ok;
+    }
+    for (const auto& finding : outcome->pct)
+        fmt::print("{} {}: {}\n", style.yellow("note:"), finding.path, finding.problem);
+    fmt::print("{} {} ({:.1f} MiB, {} entries)\n  sha256 {}\n  closure: {} ELF objects, {}\n",
+               style.green("built"), outcome->image_path,
+               static_cast<double>(outcome->size) / (1 << 20), outcome->entries, outcome->sha256,
+               outcome->report.objects,
+               outcome->report.ok ? "every library and version found" : "BROKEN (--allow-broken)");
+    fmt::print("  beside it: {}, {}, {}\n", outcome->sha256_path, outcome->sbom_path, report_path);
+    fmt::print(
+        "  on Proxmox: copy it to /var/lib/vz/template/cache/ and run\n"
+        "    pct create <vmid> local:vztmpl/{} --unprivileged 1\n",
+        outcome->image_path.substr(outcome->image_path.rfind('/') + 1));
+    return k_exit_ok;
+}
+
+}  // namespace
+
+void register_build(CLI::App& app, std::function<int()>& run) {
+    auto options = std::make_shared<BuildCliOptions>();
+    CLI::App* command = app.add_subcommand(
+        "build", "Build the bit-reproducible rootfs image of a lock (or of a recipe's lock)");
+    command->add_option("input", options->input, "A lock (pylock.NAME.toml) or a recipe")
+        ->required();
+    command->add_option("-o,--output", options->output,
+                        "The image (.tar.zst, .tar.xz, .tar.gz or .tar; default: the recipe's)");
+    command->add_option("--cache-dir", options->cache_dir, "Download cache (as for lock)");
+    command->add_flag("--offline", options->offline, "Use the cache only; no network request");
+    command->add_flag("--allow-broken", options->allow_broken,
+                      "Build even when the closure check fails");
+    command->add_flag("--json", options->json, "Print the outcome as JSON");
+    command->add_option("-j,--jobs", options->jobs, "Compression threads (default: 2)")
+        ->check(CLI::Range(1, 64));
+    command->callback([options, &run] { run = [options] { return run_build_command(*options); }; });
+}
+
+}  // namespace rootlock::cli

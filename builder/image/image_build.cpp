@@ -1,0 +1,432 @@
+// The build, step by step: base and wheels from the cache (fetched and verified when missing),
+// the venv placed over the base as an overlay, the closure check and pct's rules on that final
+// tree, then every entry written in component order from its source, to a temporary file that
+// is renamed over the image only when complete.
+#include "image/image_build.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "fs/overlay_tree.hpp"
+#include "image/sbom.hpp"
+#include "image/tar_index.hpp"
+#include "image/tar_writer.hpp"
+#include "image/zip_index.hpp"
+#include "index/content_store.hpp"
+#include "index/page_cache.hpp"
+#include "loader/target.hpp"
+#include "lock/base_source.hpp"
+#include "lock/wheel_fetcher.hpp"
+#include "python/wheel_install.hpp"
+#include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
+
+namespace rootlock::image {
+
+namespace {
+
+char g_temporary[4096] = {0};  // read by a signal handler: a plain buffer, set before writing
+
+void set_temporary(const std::string& path) {
+    const size_t length = std::min(path.size(), sizeof g_temporary - 1);
+    std::memcpy(g_temporary, path.data(), length);
+    g_temporary[length] = '\0';
+}
+
+std::string directory_of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Where an entry's bytes come from.
+struct Source {
+    enum class Kind { none, base, wheel, bytes } kind = Kind::none;
+    size_t index = 0;    // base member, or wheel
+    std::string member;  // wheel member name
+    const std::string* bytes = nullptr;
+};
+
+struct Planned {
+    TarEntry entry;
+    Source source;
+};
+
+recipe::BaseSection base_section(const lock::LockBase& base) {
+    recipe::BaseSection section;
+    if (base.kind == "debian") {
+        recipe::DebianBase debian;
+        debian.suite = base.suite;
+        debian.mirror = base.mirror;
+        debian.variant = base.variant;
+        debian.include = base.include;
+        section.debian = debian;
+    } else {
+        section.tarball = base.url.empty() ? base.path : base.url;
+        section.sha256 = base.sha256;
+    }
+    return section;
+}
+
+bool is_plain_tar(const std::string& path) {
+    auto head = util::read_host_file_prefix(path, 512);
+    return head.ok() && head->size() >= 262 && head->compare(257, 5, "ustar") == 0;
+}
+
+// The profile script that gives login shells the recipe's environment and the venv first.
+std::string profile_script(const lock::LockRootlockData& data) {
+    std::string out = "# Written by rootlock from the recipe's [environment]; do not edit.\n";
+    out += "export PATH='" + data.venv + "/bin':\"$PATH\"\n";
+    for (const auto& [name, value] : data.environment) {
+        std::string quoted;
+        for (char c : value)
+            quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        out += "export " + name + "='" + quoted + "'\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+const char* build_temporary_path() {
+    return g_temporary;
+}
+
+util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOptions& options) {
+    if (!lock.rootlock.has_value())
+        return util::make_error(options.lock_path,
+                                "not written by rootlock: it has no [tool.rootlock] to build from");
+    const lock::LockRootlockData& data = *lock.rootlock;
+    ROOTLOCK_TRY(compression, compression_for(options.output));
+    BuildOutcome outcome;
+    index::HttpClient http(options.http);
+    index::ContentStore store(options.cache_dir);
+    index::PageCache pages(options.cache_dir);
+
+    // 1. The base, verified against the lock.
+    lock::BaseOptions base_options;
+    base_options.offline = options.offline;
+    base_options.recipe_dir = directory_of(directory_of(options.lock_path) + "/" + data.recipe);
+    ROOTLOCK_TRY(base,
+                 lock::acquire_base(base_section(data.base), base_options, http, store, pages));
+    if (base.record.sha256 != data.base.sha256)
+        return util::make_error(
+            "base", "the base made here (sha256 " + base.record.sha256 +
+                        ") is not the locked one (" + data.base.sha256 +
+                        "): the archive moved since the lock; relock, or pin a tarball base");
+    std::string plain = base.host_path;
+    if (!is_plain_tar(plain)) {
+        plain = store.root() + "/bases/plain-" + data.base.sha256 + ".tar";
+        if (::access(plain.c_str(), R_OK) != 0) {
+            ROOTLOCK_TRY(made, decompress_to_plain_tar(base.host_path, plain));
+            (void)made;  // the plain tar's own digest: the compressed one was checked
+        }
+    }
+    ROOTLOCK_TRY(base_index, index_tar(plain));
+    std::vector<std::unique_ptr<ZipIndex>> zips(lock.packages.size());
+
+    // 2. Every locked wheel in the store (downloaded and verified when missing), and its scan.
+    std::vector<index::DownloadRequest> missing;
+    std::vector<lock::ChosenFile> chosen;
+    for (const auto& package : lock.packages) {
+        if (package.wheels.empty())
+            return util::make_error(package.name, "the lock has no wheel for it");
+        const lock::LockWheel& wheel = package.wheels.front();
+        auto sha = wheel.hashes.find("sha256");
+        if (sha == wheel.hashes.end())
+            return util::make_error(wheel.name, "the lock gives no sha256");
+        lock::ChosenFile file;
+        file.file.filename = wheel.name;
+        file.file.url = wheel.url;
+        file.file.hashes["sha256"] = sha->second;
+        file.file.size = wheel.size;
+        file.index_url = package.index;
+        chosen.push_back(file);
+        ROOTLOCK_TRY(present, store.find(sha->second));
+        if (!present.has_value()) {
+            if (options.offline)
+                return util::make_network_error(
+                    wheel.url, "not in the cache and --offline forbids the network");
+            missing.push_back({wheel.url, sha->second, wheel.size});
+        }
+    }
+    if (!missing.empty()) {
+        for (auto& result : http.download(missing, store)) {
+            if (!result.ok())
+                return result.error();
+        }
+    }
+    lock::WheelFetcher fetcher(http, store, pages, options.offline, options.threads);
+    std::vector<const lock::ChosenFile*> pointers;
+    for (const auto& file : chosen)
+        pointers.push_back(&file);
+    std::vector<lock::FetchedWheel> wheels;
+    for (auto& result : fetcher.fetch(pointers)) {
+        if (!result.ok())
+            return result.error();
+        wheels.push_back(std::move(*result));
+    }
+
+    // 3. The final tree: base, venv, wheels where pip puts them, the environment script.
+    auto overlay = std::make_shared<fs::OverlayTree>(base.tree);
+    const std::string base_python = "/usr/bin/python" + data.target.python;
+    python::InstallScheme scheme{data.venv, data.target.python};
+    ROOTLOCK_TRY(venv, python::add_venv(*overlay, scheme, base_python));
+    (void)venv;
+    std::map<std::string, Source> wheel_sources;  // canonical path -> member
+    for (size_t i = 0; i < wheels.size(); ++i) {
+        const bool requested = lock.packages[i].rootlock && lock.packages[i].rootlock->requested;
+        ROOTLOCK_TRY(plan, python::install_plan(*wheels[i].scan, scheme, requested, base_python));
+        for (auto& file : plan) {
+            if (file.has_content) {
+                ROOTLOCK_TRY(placed,
+                             overlay->add_file(file.path, std::move(file.content), file.mode));
+                (void)placed;
+                continue;
+            }
+            fs::SizedFile sized;
+            sized.size = file.size;
+            sized.mode = file.mode;
+            if (file.source != nullptr && file.source->elf)
+                sized.elf = std::make_shared<const elf::ElfInfo>(*file.source->elf);
+            ROOTLOCK_TRY(placed, overlay->add_sized_file(file.path, std::move(sized)));
+            if (file.source == nullptr)
+                return util::make_error(file.path, "a generated file without content (a bug)");
+            wheel_sources[placed] = Source{Source::Kind::wheel, i, file.source->path, nullptr};
+        }
+    }
+    ROOTLOCK_TRY(profile,
+                 overlay->add_file("/etc/profile.d/rootlock-venv.sh", profile_script(data)));
+    (void)profile;
+
+    // 4. The closure check and pct's rules, on exactly the tree about to be written.
+    check::CheckOptions check_options;
+    check_options.model.extra_host_provided = data.host_provides;
+    for (const auto& [name, value] : data.environment) {
+        if (name == "LD_LIBRARY_PATH") {
+            size_t start = 0;
+            while (start <= value.size()) {
+                size_t end = value.find(':', start);
+                if (end == std::string::npos)
+                    end = value.size();
+                check_options.model.ld_library_path.push_back(value.substr(start, end - start));
+                start = end + 1;
+            }
+        }
+    }
+    ROOTLOCK_TRY(report, check::run_check(*overlay, check_options));
+    for (auto& problem : check::tree_problems(*base.tree)) {
+        report.problems.push_back(std::move(problem));
+        report.ok = false;
+    }
+    check::sort_problems(report.problems);
+    outcome.report = std::move(report);
+    if (!outcome.report.ok && !options.allow_broken)
+        return outcome;  // built == false: the caller prints the report
+
+    // 5. The entries, in component order.
+    const int64_t epoch = static_cast<int64_t>(data.source_date_epoch);
+    std::vector<Planned> planned;
+    for (size_t m = 0; m < base_index.members.size(); ++m) {
+        const TarMember& member = base_index.members[m];
+        if (member.path.empty() || overlay->shadows_base(member.path))
+            continue;
+        if (base_index.find(member.path) != &member)
+            continue;  // a later member of the same name replaced this one, as extraction would
+        // pct skips everything below /dev (LXC mounts its own): so does the image.
+        if (member.path.rfind("/dev/", 0) == 0)
+            continue;
+        if (member.uid > 65535 || member.gid > 65535)
+            return util::make_error(
+                member.path,
+                "owner " + std::to_string(std::max(member.uid, member.gid)) +
+                    " cannot be mapped in an unprivileged container (pct would refuse this image)");
+        Planned entry;
+        entry.entry.path = member.path;
+        entry.entry.mode = member.mode & 07777;
+        entry.entry.uid = static_cast<uint32_t>(member.uid);
+        entry.entry.gid = static_cast<uint32_t>(member.gid);
+        entry.entry.mtime = std::min<int64_t>(member.mtime, epoch);
+        for (const auto& [name, value] : member.xattrs) {
+            if (name == "security.capability" || name.rfind("user.", 0) == 0)
+                entry.entry.xattrs.emplace_back(name, value);
+        }
+        switch (member.type) {
+            case TarMemberType::regular:
+                entry.entry.kind = EntryKind::regular;
+                entry.entry.size = member.size;
+                entry.source = Source{Source::Kind::base, m, "", nullptr};
+                break;
+            case TarMemberType::directory:
+                entry.entry.kind = EntryKind::directory;
+                break;
+            case TarMemberType::symlink:
+                entry.entry.kind = EntryKind::symlink;
+                entry.entry.link_target = member.link_target;
+                break;
+            case TarMemberType::hardlink:
+                entry.entry.kind = EntryKind::hardlink;
+                entry.entry.link_target = member.link_target;
+                break;
+            default:
+                // Outside /dev: a device node cannot be made in an unprivileged container, and
+                // the image format rootlock writes holds no fifo.
+                return util::make_error(member.path,
+                                        "a device node or fifo outside /dev: an unprivileged "
+                                        "container cannot create it");
+        }
+        planned.push_back(std::move(entry));
+    }
+    for (const auto& added : overlay->added()) {
+        Planned entry;
+        entry.entry.path = added.path;
+        entry.entry.mode = added.mode & 07777;
+        entry.entry.mtime = epoch;
+        if (added.kind == fs::NodeKind::directory) {
+            entry.entry.kind = EntryKind::directory;
+        } else if (added.kind == fs::NodeKind::symlink) {
+            entry.entry.kind = EntryKind::symlink;
+            entry.entry.link_target = added.target;
+        } else {
+            entry.entry.kind = EntryKind::regular;
+            entry.entry.size = added.size;
+            if (added.content != nullptr) {
+                entry.source = Source{Source::Kind::bytes, 0, "", added.content};
+                entry.entry.size = added.content->size();
+            } else {
+                auto found = wheel_sources.find(added.path);
+                if (found == wheel_sources.end())
+                    return util::make_error(added.path, "no source for an added file (a bug)");
+                entry.source = found->second;
+            }
+        }
+        planned.push_back(std::move(entry));
+    }
+    std::sort(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) {
+        return component_less(a.entry.path, b.entry.path);
+    });
+
+    // pct's rules on the final entries.
+    PctInput pct_input;
+    for (const auto& item : planned) {
+        RootfsEntryFacts facts;
+        facts.path = item.entry.path;
+        facts.kind = item.entry.kind == EntryKind::directory  ? 'd'
+                     : item.entry.kind == EntryKind::symlink  ? 'l'
+                     : item.entry.kind == EntryKind::hardlink ? 'h'
+                                                              : 'f';
+        facts.uid = item.entry.uid;
+        facts.gid = item.entry.gid;
+        facts.mode = item.entry.mode;
+        for (const auto& [name, value] : item.entry.xattrs)
+            facts.xattr_names.push_back(name);
+        pct_input.entries.push_back(std::move(facts));
+    }
+    pct_input.read_small_file = [&overlay](std::string_view path) -> std::optional<std::string> {
+        auto text = overlay->read_file(path, 1 << 20);
+        if (!text.ok())
+            return std::nullopt;
+        return *text;
+    };
+    auto target = loader::detect_target(*overlay, {});
+    pct_input.sh_machine = target.ok() ? elf::machine_name(target->machine) : "";
+    for (auto& finding : check_pct_rules(pct_input)) {
+        if (finding.fatal)
+            return util::make_error(finding.path,
+                                    finding.problem + " (pct would refuse this image)");
+        outcome.pct.push_back(std::move(finding));
+    }
+
+    // 6. One pass: every entry from its source into a temporary file beside the image.
+    ROOTLOCK_TRY(made_dir, util::make_directories(directory_of(options.output)));
+    (void)made_dir;
+    const std::string temporary = directory_of(options.output) + "/." + base_name(options.output) +
+                                  ".partial-" + std::to_string(::getpid());
+    set_temporary(temporary);
+    auto fail = [&](util::Error error) {
+        ::unlink(temporary.c_str());
+        set_temporary("");
+        return error;
+    };
+    TarWriterOptions writer_options;
+    writer_options.compression = compression;
+    writer_options.threads = std::max(1, options.threads);
+    auto writer = TarWriter::create(temporary, writer_options);
+    if (!writer.ok())
+        return fail(writer.error());
+    for (const auto& item : planned) {
+        util::Status added = util::ok_status();
+        switch (item.source.kind) {
+            case Source::Kind::none:
+                added = (*writer)->add(item.entry, nullptr);
+                break;
+            case Source::Kind::bytes:
+                added = (*writer)->add_bytes(item.entry, *item.source.bytes);
+                break;
+            case Source::Kind::base: {
+                auto stream = open_member(base_index, base_index.members[item.source.index]);
+                added = (*writer)->add(item.entry, stream.get());
+                break;
+            }
+            case Source::Kind::wheel: {
+                auto& zip = zips[item.source.index];
+                if (!zip) {
+                    const auto& wheel = lock.packages[item.source.index].wheels.front();
+                    auto opened =
+                        index_zip(store.blob_path(wheels[item.source.index].sha256), wheel.name);
+                    if (!opened.ok())
+                        return fail(opened.error());
+                    zip = std::make_unique<ZipIndex>(std::move(*opened));
+                }
+                const ZipMember* member = zip->find(item.source.member);
+                if (member == nullptr)
+                    return fail(
+                        util::make_error(zip->name, item.source.member + ": not in the wheel"));
+                auto stream = open_member(*zip, *member);
+                added = (*writer)->add(item.entry, stream.get());
+                break;
+            }
+        }
+        if (!added.ok())
+            return fail(added.error());
+    }
+    outcome.entries = (*writer)->entries();
+    if (auto finished = (*writer)->finish(); !finished.ok())
+        return fail(finished.error());
+    writer->reset();
+    if (::rename(temporary.c_str(), options.output.c_str()) != 0)
+        return fail(util::make_error(options.output, std::strerror(errno)));
+    set_temporary("");
+
+    // 7. Beside the image: its sha256, the SBOM, the check report.
+    ROOTLOCK_TRY(digest, util::sha256_file(options.output));
+    outcome.sha256 = util::Sha256::to_hex(digest);
+    outcome.image_path = options.output;
+    auto size = util::read_host_file_size(options.output);
+    outcome.size = size.ok() ? *size : 0;
+    outcome.sha256_path = options.output + ".sha256";
+    ROOTLOCK_TRY(sha_written, util::write_file_atomically(
+                                  outcome.sha256_path,
+                                  outcome.sha256 + "  " + base_name(options.output) + "\n"));
+    (void)sha_written;
+    outcome.sbom_path = options.output + ".cdx.json";
+    ROOTLOCK_TRY(sbom_written,
+                 util::write_file_atomically(
+                     outcome.sbom_path, cyclonedx_sbom(lock, data.image_name, outcome.sha256)));
+    (void)sbom_written;
+    outcome.built = true;
+    return outcome;
+}
+
+}  // namespace rootlock::image

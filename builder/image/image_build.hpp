@@ -1,0 +1,46 @@
+// `rootlock build`: a lock's base and wheels assembled into one rootfs tarball for pct, written
+// in component order in one pass (members read straight from the base tar and the wheels, never
+// extracted), after the closure check and pct's rules have passed on the final tree.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "check/closure_check.hpp"
+#include "image/pct_rules.hpp"
+#include "index/http_client.hpp"
+#include "lock/pylock.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::image {
+
+struct BuildOptions {
+    std::string lock_path;  // relative paths in the lock (a local base) start from its folder
+    std::string output;     // the image; its suffix picks the compression
+    std::string cache_dir;
+    bool offline = false;
+    bool allow_broken = false;
+    int threads = 2;
+    index::HttpOptions http;
+};
+
+struct BuildOutcome {
+    bool built = false;           // false: the closure check failed (see report); no image
+    check::CheckReport report;    // the final tree's closure check
+    std::vector<PctFinding> pct;  // non-fatal findings (fatal ones are errors)
+    std::string image_path;
+    std::string sha256;
+    uint64_t size = 0;
+    uint64_t entries = 0;
+    std::string sha256_path;  // IMAGE.sha256
+    std::string sbom_path;    // IMAGE.cdx.json
+    std::string report_path;  // IMAGE.check.json
+};
+
+util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOptions& options);
+
+// The temporary file an interrupted build may leave beside the image (never the image itself);
+// the CLI deletes it on SIGINT/SIGTERM. Empty when no build is writing.
+const char* build_temporary_path();
+
+}  // namespace rootlock::image

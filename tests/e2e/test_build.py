@@ -1,0 +1,218 @@
+"""End-to-end: `rootlock build` turns a lock into a rootfs image that GNU tar, zstd, a chroot and
+a real LXC container accept, with the same bytes whatever the environment of the build.
+
+Usage: test_build.py ROOTLOCK
+
+The fixture index (fixtures/index_server.py) serves the torch 2.8.0+cu128 stack and app-cli (a
+console script); the base is the cached Debian root as a pinned tarball. Then:
+  a. lock, build: the image, IMAGE.sha256 (matching), IMAGE.cdx.json (CycloneDX, one component
+     per locked package with its sha256) and IMAGE.check.json are written;
+  b. a second build with another TZ, umask, locale, working directory, cache directory and
+     thread count gives the same bytes;
+  c. `zstd -t` and GNU tar accept it; unpacked, the venv's python imports torch (the fixture)
+     in a chroot and the console script runs; /dev holds no device node; owners are numeric;
+  d. a privileged LXC container boots from a throwaway copy and runs the venv's python;
+  e. a lock whose closure fails builds nothing (exit 1, no file under the image's name);
+  f. a build interrupted by SIGINT leaves nothing under either name; one killed with SIGKILL
+     leaves nothing under the image's name, and the next build succeeds.
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from fixtures import index_server, package_graph
+from fixtures.debian_root import base_tarball, run_in_chroot
+
+VENV = "/opt/venv"
+
+
+class Failures:
+    def __init__(self):
+        self.items = []
+
+    def expect(self, cond, what):
+        if not cond:
+            self.items.append(what)
+            print("FAIL", what)
+        return cond
+
+
+def write_recipe(path, index_url, base, requires, torch=True):
+    base_path, base_sha = base
+    torch_tables = ('[torch]\nversion = "2.8.0"\ncuda = "12.8"\n\n'
+                    '[cuda]\ndriver = "570.133.07"\n\n') if torch else ""
+    with open(path, "w") as f:
+        f.write(f'[image]\nname = "buildtest"\n\n'
+                f'[base]\ntarball = "{base_path}"\nsha256 = "{base_sha}"\n\n'
+                f'[python]\nversion = "3.11"\n\n{torch_tables}'
+                f'[[index]]\nname = "fixture"\nurl = "{index_url}"\n\n'
+                f'[packages]\nrequires = {json.dumps(requires)}\n\n'
+                '[environment]\nPYTHONUNBUFFERED = "1"\n')
+    return path
+
+
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def run(argv, env=None, cwd=None, timeout=900):
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=timeout)
+
+
+def unpack(image, dest):
+    os.makedirs(dest)
+    return run(["tar", "--zstd", "--numeric-owner", "-xpf", image, "-C", dest])
+
+
+def boot_lxc(fail, rootfs, work):
+    """(d): start a privileged container on a copy of the unpacked image, run python, stop."""
+    if shutil.which("lxc-start") is None:
+        print("(d) skipped: lxc is not installed")
+        return
+    lxcpath = os.path.join(work, "lxc")
+    name = "rootlock-build-test"
+    os.makedirs(os.path.join(lxcpath, name))
+    with open(os.path.join(lxcpath, name, "config"), "w") as f:
+        f.write("lxc.include = /usr/share/lxc/config/common.conf\n"
+                f"lxc.uts.name = {name}\nlxc.rootfs.path = dir:{rootfs}\n"
+                "lxc.net.0.type = empty\nlxc.apparmor.profile = unconfined\n"
+                "lxc.init.cmd = /bin/sleep infinity\n")
+    started = run(["lxc-start", "-P", lxcpath, "-n", name])
+    try:
+        if not fail.expect(started.returncode == 0, f"(d) lxc-start: {started.stderr}"):
+            return
+        attached = run(["lxc-attach", "-P", lxcpath, "-n", name, "--clear-env", "--",
+                        VENV + "/bin/python", "-c",
+                        "import torch, sys; print('torch', torch.__name__); sys.exit(7)"])
+        fail.expect(attached.returncode == 7 and "torch torch" in attached.stdout,
+                    f"(d) python in the container: exit {attached.returncode}: "
+                    f"{attached.stdout}{attached.stderr}")
+    finally:
+        run(["lxc-stop", "-k", "-P", lxcpath, "-n", name])
+        shutil.rmtree(os.path.join(lxcpath, name), ignore_errors=True)  # never lxc-destroy
+
+
+def main(argv):
+    rootlock = os.path.abspath(argv[1])
+    fail = Failures()
+    work = tempfile.mkdtemp(prefix="rootlock-build-")
+    try:
+        graph = package_graph.build_graph(os.path.join(work, "graph"))
+        base = base_tarball()
+        with index_server.IndexServer(graph, style="pypi") as server:
+            recipe = write_recipe(os.path.join(work, "build.toml"), server.simple_url, base,
+                                  ["app-cli"])
+            lock = os.path.join(work, "pylock.buildtest.toml")
+            cache = os.path.join(work, "cache-1")
+            proc = run([rootlock, "lock", recipe, "-o", lock, "--cache-dir", cache])
+            if not fail.expect(proc.returncode == 0, f"lock: {proc.stderr}"):
+                return 1
+            image = os.path.join(work, "out", "buildtest.tar.zst")
+            started = time.monotonic()
+            proc = run([rootlock, "build", lock, "-o", image, "--cache-dir", cache])
+            took = time.monotonic() - started
+            print(proc.stdout)
+            if not fail.expect(proc.returncode == 0 and os.path.isfile(image),
+                               f"(a) build: exit {proc.returncode}: {proc.stderr}"):
+                return 1
+            digest = sha256_of(image)
+            print(f"(a) built {os.path.getsize(image)} bytes in {took:.2f} s, sha256 {digest}")
+            with open(image + ".sha256") as f:
+                fail.expect(f.read() == f"{digest}  buildtest.tar.zst\n", "(a) IMAGE.sha256")
+            with open(image + ".cdx.json") as f:
+                sbom = json.load(f)
+            with open(lock, "rb") as f:
+                import tomllib
+                locked = tomllib.load(f)
+            names = {c.get("name") for c in sbom.get("components", [])}
+            fail.expect(sbom.get("bomFormat") == "CycloneDX" and
+                        all(p["name"] in names for p in locked["packages"]),
+                        f"(a) SBOM components {sorted(names)}")
+            with open(image + ".check.json") as f:
+                fail.expect(json.load(f)["ok"] is True, "(a) IMAGE.check.json says not ok")
+
+            # (b) another environment, the same bytes.
+            other_dir = os.path.join(work, "elsewhere")
+            os.makedirs(other_dir)
+            env = dict(os.environ, TZ="Pacific/Kiritimati", LC_ALL="C", LANG="C")
+            second = os.path.join(work, "out2", "buildtest.tar.zst")
+            proc = run(["sh", "-c", f"umask 077 && exec {rootlock} build {lock} -o {second} "
+                        f"--cache-dir {os.path.join(work, 'cache-2')} -j 1"], env=env,
+                       cwd=other_dir)
+            fail.expect(proc.returncode == 0 and os.path.isfile(second) and
+                        sha256_of(second) == digest,
+                        f"(b) second build: exit {proc.returncode}, "
+                        f"{sha256_of(second) if os.path.isfile(second) else None} != {digest}: "
+                        f"{proc.stderr}")
+
+            # (c) the tools accept it, and it works.
+            if shutil.which("zstd"):
+                fail.expect(run(["zstd", "-tq", image]).returncode == 0, "(c) zstd -t")
+            listing = run(["tar", "--zstd", "--numeric-owner", "-tvf", image])
+            fail.expect(listing.returncode == 0 and
+                        all(line.split()[5].startswith("./") for line in listing.stdout.splitlines()),
+                        f"(c) GNU tar listing: {listing.stderr}")
+            devices = [line for line in listing.stdout.splitlines() if line[:1] in "cbp"]
+            fail.expect(not devices, f"(c) device nodes in the image: {devices[:3]}")
+            rootfs = os.path.join(work, "rootfs")
+            proc = unpack(image, rootfs)
+            if fail.expect(proc.returncode == 0, f"(c) unpack: {proc.stderr}"):
+                proc = run_in_chroot(rootfs, [VENV + "/bin/python", "-c", "import torch"])
+                fail.expect(proc.returncode == 0, f"(c) import torch in a chroot: {proc.stderr}")
+                proc = run_in_chroot(rootfs, [VENV + "/bin/app-cli"])
+                fail.expect(proc.returncode == 0 and "app-cli 1.0.0" in proc.stdout,
+                            f"(c) console script: {proc.returncode} {proc.stdout}{proc.stderr}")
+                boot_lxc(fail, rootfs, work)
+
+            # (e) a failing closure builds nothing.
+            broken = write_recipe(os.path.join(work, "broken.toml"), server.simple_url, base,
+                                  ["broken-ext"], torch=False)
+            broken_lock = os.path.join(work, "pylock.broken.toml")
+            run([rootlock, "lock", broken, "-o", broken_lock, "--cache-dir", cache,
+                 "--allow-broken"])
+            broken_image = os.path.join(work, "out", "broken.tar.zst")
+            proc = run([rootlock, "build", broken_lock, "-o", broken_image, "--cache-dir", cache])
+            fail.expect(proc.returncode == 1 and not os.path.exists(broken_image) and
+                        "libnotthere.so.1" in proc.stdout,
+                        f"(e) broken closure: exit {proc.returncode}: {proc.stdout[-1000:]}")
+
+            # (f) interrupted builds.
+            for sig in (signal.SIGINT, signal.SIGKILL):
+                target = os.path.join(work, f"out-{sig.name}", "buildtest.tar.xz")
+                child = subprocess.Popen([rootlock, "build", lock, "-o", target, "--cache-dir",
+                                          cache], stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+                folder = os.path.dirname(target)
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and child.poll() is None:
+                    if os.path.isdir(folder) and any(".partial-" in n for n in os.listdir(folder)):
+                        break  # writing has begun: interrupt it half-way
+                    time.sleep(0.01)
+                child.send_signal(sig)
+                child.wait(timeout=120)
+                left = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+                fail.expect(not os.path.exists(target), f"(f) {sig.name}: the image exists")
+                if sig == signal.SIGINT:
+                    fail.expect(not left, f"(f) SIGINT left {left}")
+                proc = run([rootlock, "build", lock, "-o", target, "--cache-dir", cache])
+                fail.expect(proc.returncode == 0 and os.path.isfile(target),
+                            f"(f) rebuild after {sig.name}: {proc.stderr}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if fail.items:
+        print(f"{len(fail.items)} expectation(s) failed")
+        return 1
+    print("all expectations met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
