@@ -2,6 +2,8 @@
 // the RECORD it writes, then the same plan placed into an OverlayTree next to a fresh venv.
 #include "python/wheel_install.hpp"
 
+#include "python/venv_scripts.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -347,6 +349,7 @@ util::Status add_venv(fs::OverlayTree& tree, const InstallScheme& scheme,
     steps.push_back(tree.add_dir(scheme.venv));
     steps.push_back(tree.add_file(fs::join(scheme.venv, "pyvenv.cfg"), std::move(cfg)));
     steps.push_back(tree.add_dir(bin));
+    steps.push_back(tree.add_file(bin + "/activate", activate_script(fs::normalize(scheme.venv))));
     steps.push_back(tree.add_symlink(bin + "/python", fs::normalize(base_python)));
     steps.push_back(tree.add_symlink(bin + "/python3", "python"));
     steps.push_back(tree.add_symlink(bin + "/python" + version, "python"));

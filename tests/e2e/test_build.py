@@ -7,10 +7,11 @@ The fixture index (fixtures/index_server.py) serves the torch 2.8.0+cu128 stack 
 console script); the base is the cached Debian root as a pinned tarball. Then:
   a. lock, build: the image, IMAGE.sha256 (matching), IMAGE.cdx.json (CycloneDX, one component
      per locked package with its sha256) and IMAGE.check.json are written;
-  b. a second build with another TZ, umask, locale, working directory, cache directory and
-     thread count gives the same bytes;
+  b. a second build with another TZ, umask, locale, working directory, cache directory, thread
+     count and clock date (faketime) gives the same bytes;
   c. `zstd -t` and GNU tar accept it; unpacked, the venv's python imports torch (the fixture)
-     in a chroot and the console script runs; /dev holds no device node; owners are numeric;
+     in a chroot, bin/activate works, and the console script runs; /dev holds no device node;
+     owners are numeric;
   d. a privileged LXC container boots from a throwaway copy and runs the venv's python;
   e. a lock whose closure fails builds nothing (exit 1, no file under the image's name);
   f. a build interrupted by SIGINT leaves nothing under either name; one killed with SIGKILL
@@ -19,6 +20,7 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -144,8 +146,13 @@ def main(argv):
             os.makedirs(other_dir)
             env = dict(os.environ, TZ="Pacific/Kiritimati", LC_ALL="C", LANG="C")
             second = os.path.join(work, "out2", "buildtest.tar.zst")
-            proc = run(["sh", "-c", f"umask 077 && exec {rootlock} build {lock} -o {second} "
-                        f"--cache-dir {os.path.join(work, 'cache-2')} -j 1"], env=env,
+            # Another clock date too, where libfaketime is installed (make deps installs it).
+            clock = ["faketime", "2031-05-05 12:00:00"] if shutil.which("faketime") else []
+            if not clock:
+                print("(b) faketime is not installed: the clock date is not varied")
+            command = clock + [rootlock, "build", lock, "-o", second, "--cache-dir",
+                               os.path.join(work, "cache-2"), "-j", "1"]
+            proc = run(["sh", "-c", "umask 077 && exec " + shlex.join(command)], env=env,
                        cwd=other_dir)
             fail.expect(proc.returncode == 0 and os.path.isfile(second) and
                         sha256_of(second) == digest,
@@ -167,6 +174,11 @@ def main(argv):
             if fail.expect(proc.returncode == 0, f"(c) unpack: {proc.stderr}"):
                 proc = run_in_chroot(rootfs, [VENV + "/bin/python", "-c", "import torch"])
                 fail.expect(proc.returncode == 0, f"(c) import torch in a chroot: {proc.stderr}")
+                proc = run_in_chroot(rootfs, ["/bin/bash", "-c",
+                                              f". {VENV}/bin/activate && python -c "
+                                              "'import sys; print(sys.prefix)'"])
+                fail.expect(proc.returncode == 0 and proc.stdout.strip() == VENV,
+                            f"(c) activate: {proc.returncode} {proc.stdout}{proc.stderr}")
                 proc = run_in_chroot(rootfs, [VENV + "/bin/app-cli"])
                 fail.expect(proc.returncode == 0 and "app-cli 1.0.0" in proc.stdout,
                             f"(c) console script: {proc.returncode} {proc.stdout}{proc.stderr}")

@@ -1,0 +1,12 @@
+// Scripts a virtual environment carries besides its interpreter links: what `python -m venv`
+// writes into bin/, reproduced so an image's venv behaves as one made on the machine.
+#pragma once
+
+#include <string>
+
+namespace rootlock::python {
+
+// bin/activate for the venv at `venv` ("/opt/venv"): prompt "(venv) ", as venv writes it.
+std::string activate_script(const std::string& venv);
+
+}  // namespace rootlock::python
