@@ -14,6 +14,7 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
      owners are numeric;
   d. a privileged LXC container boots from a throwaway copy and runs the venv's python;
   e. a lock whose closure fails builds nothing (exit 1, no file under the image's name);
+  g. an ordinary user (nobody) builds the same bytes with a cache of its own;
   f. a build interrupted by SIGINT leaves nothing under either name; one killed with SIGKILL
      leaves nothing under the image's name, and the next build succeeds.
 """
@@ -100,6 +101,31 @@ def boot_lxc(fail, rootfs, work):
     finally:
         run(["lxc-stop", "-k", "-P", lxcpath, "-n", name])
         shutil.rmtree(os.path.join(lxcpath, name), ignore_errors=True)  # never lxc-destroy
+
+
+def build_as_nobody(fail, rootlock, lock, digest):
+    """(g): the same lock built by `nobody`, with a cache and an output folder of its own."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        print("(g) skipped: needs root to switch to nobody")
+        return
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    shared = tempfile.mkdtemp(prefix="rootlock-nobody-")
+    try:
+        os.chmod(shared, 0o755)
+        shutil.copy(lock, os.path.join(shared, os.path.basename(lock)))
+        own = os.path.join(shared, "own")
+        os.makedirs(own)
+        os.chown(own, nobody.pw_uid, nobody.pw_gid)
+        image = os.path.join(own, "out", "buildtest.tar.zst")
+        proc = run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+                    "--clear-groups", rootlock, "build", os.path.join(shared, os.path.basename(lock)),
+                    "-o", image, "--cache-dir", os.path.join(own, "cache")],
+                   env={"PATH": os.environ["PATH"], "HOME": "/nonexistent", "LANG": "C.UTF-8"})
+        fail.expect(proc.returncode == 0 and os.path.isfile(image) and sha256_of(image) == digest,
+                    f"(g) build as nobody: exit {proc.returncode}: {proc.stderr}")
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def main(argv):
@@ -195,6 +221,9 @@ def main(argv):
             fail.expect(proc.returncode == 1 and not os.path.exists(broken_image) and
                         "libnotthere.so.1" in proc.stdout,
                         f"(e) broken closure: exit {proc.returncode}: {proc.stdout[-1000:]}")
+
+            # (g) an ordinary user builds it too: nothing in a build needs root.
+            build_as_nobody(fail, rootlock, lock, digest)
 
             # (f) interrupted builds.
             for sig in (signal.SIGINT, signal.SIGKILL):
