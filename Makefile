@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 	libarchive-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev doctest-dev \
 	nlohmann-json3-dev libcli11-dev libfmt-dev libzstd-dev zlib1g-dev \
-	python3 python3-dev python3-pip python3-venv python3-pyelftools mmdebstrap lxc pax-utils libtree hyperfine zstd time faketime
+	python3 python3-dev python3-pip python3-venv python3-pyelftools mmdebstrap lxc pax-utils libtree hyperfine zstd time faketime unzip
 
 .PHONY: all build deps test unit-asan format format-check demo bench clean
 
@@ -53,6 +53,7 @@ demo: build
 bench: build
 	python3 tests/bench/bench_check.py $(BUILD)/rootlock
 	python3 tests/bench/bench_lock.py $(BUILD)/rootlock
+	python3 tests/bench/bench_build.py $(BUILD)/rootlock
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -153,6 +153,14 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
         file.file.size = wheel.size;
         file.index_url = package.index;
         chosen.push_back(file);
+        // A blob whose digest was verified before, and whose file has not changed since, is not
+        // hashed again (the memo is keyed by device, inode, size, mtime and ctime).
+        const std::string blob = store.blob_path(sha->second);
+        auto remembered = ::access(blob.c_str(), R_OK) == 0
+                              ? lock::remembered_sha256(blob, pages)
+                              : util::Result<std::string>(std::string());
+        if (remembered.ok() && *remembered == sha->second)
+            continue;
         ROOTLOCK_TRY(present, store.find(sha->second));
         if (!present.has_value()) {
             if (options.offline)

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""`make bench`: what `rootlock build` costs beside the routes a user would otherwise take.
+
+    python3 tests/bench/bench_build.py build/rootlock [--gb 2.0] [--runs 2]
+
+The input: four fixture wheels holding --gb GB of shared objects (real ELF objects from gcc,
+padded with data that deflates about 3:1 like real CUDA libraries; deflate level 6), generated
+once and cached under $ROOTLOCK_TEST_CACHE/bench-wheels. They are served by the loopback index
+and locked over the cached Debian base tarball; then, in one run, on the same wheels:
+
+  rootlock build      the lock into a .tar.zst image (base + venv; closure checked, pct's rules,
+                      SBOM), warm cache;
+  pip route           python3 -m venv --without-pip, pip install --no-index --no-deps
+                      --no-compile of the wheels into it, then tar --sort=name --mtime=@0
+                      --numeric-owner | zstd -T2 -3 (the venv only: no base, no checks);
+  floor               unzip -p of every wheel piped to zstd -T2 -3 (bytes only, no tar at all).
+
+Wall time is the median of --runs runs; peak RSS from /usr/bin/time (for the pipelines, the
+largest process). Not a test: it never fails on a figure.
+"""
+import argparse
+import dataclasses
+import hashlib
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+sys.path.insert(0, TESTS)
+
+from fixtures import elf_stub, index_server, package_graph, wheel_builder  # noqa: E402
+from fixtures.debian_root import CACHE_DIR, base_tarball  # noqa: E402
+
+GNU_TIME = "/usr/bin/time"
+WHEELS = 4
+FILES_PER_WHEEL = 4
+CHUNK = 1 << 16
+LAYOUT_VERSION = "1"
+
+
+def padding(size, seed):
+    """Bytes that deflate about 3:1: one random 64 KiB block in three, zeros in between."""
+    rng = random.Random(seed)
+    out = bytearray()
+    index = 0
+    while len(out) < size:
+        out += rng.randbytes(CHUNK) if index % 3 == 0 else bytes(CHUNK)
+        index += 1
+    return bytes(out[:size])
+
+
+def make_wheels(total_bytes, out_dir):
+    """The bench wheels (cached): [(project, version, path)]."""
+    per_file = total_bytes // (WHEELS * FILES_PER_WHEEL)
+    key = hashlib.sha256(f"{LAYOUT_VERSION}:{total_bytes}".encode()).hexdigest()[:16]
+    cache = os.path.join(CACHE_DIR, "bench-wheels", key)
+    done = os.path.join(cache, ".complete")
+    if not os.path.isfile(done):
+        shutil.rmtree(cache, ignore_errors=True)
+        os.makedirs(cache)
+        scratch = tempfile.mkdtemp(prefix="rootlock-bench-stubs-")
+        specs = [elf_stub.StubSpec(out=os.path.join(scratch, f"libbench{w}_{f}.so"),
+                                   soname=f"libbench{w}_{f}.so", tag=f"bench {w} {f}")
+                 for w in range(WHEELS) for f in range(FILES_PER_WHEEL)]
+        elf_stub.build_stubs(specs)
+        for w in range(WHEELS):
+            name = f"bench-cuda-{w}"
+            files = {f"bench_cuda_{w}/__init__.py": b""}
+            for f in range(FILES_PER_WHEEL):
+                with open(os.path.join(scratch, f"libbench{w}_{f}.so"), "rb") as lib:
+                    head = lib.read()
+                files[f"bench_cuda_{w}/lib/libbench{w}_{f}.so"] = head + padding(
+                    per_file - len(head), seed=w * 100 + f)
+            spec = wheel_builder.WheelSpec(
+                name=name, version="1.0.0", files=files,
+                tags=("py3-none-manylinux_2_17_x86_64",), root_is_purelib=False,
+                executable=frozenset(k for k in files if k.endswith(".so")))
+            wheel_builder.build_wheel(spec, cache)
+        shutil.rmtree(scratch, ignore_errors=True)
+        open(done, "w").close()
+    out = []
+    for name in sorted(os.listdir(cache)):
+        if name.endswith(".whl"):
+            shutil.copy(os.path.join(cache, name), os.path.join(out_dir, name))
+            out.append(os.path.join(out_dir, name))
+    return out
+
+
+def graph_of(paths, root):
+    files = []
+    for rank, path in enumerate(paths):
+        with open(path, "rb") as f:
+            data = f.read()
+        with zipfile.ZipFile(path) as z:
+            meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+            metadata = z.read(meta)
+        base = os.path.basename(path)
+        project = base.split("-")[0].replace("_", "-")
+        files.append(package_graph.IndexFile(
+            project=project, name=project, version="1.0.0", filename=base, path=path,
+            sha256=hashlib.sha256(data).hexdigest(), size=len(data), metadata=metadata,
+            requires_python=None, yanked=False, hash_listed=True,
+            upload_time=f"2024-01-0{rank + 1}T00:00:00.000000Z"))
+    return package_graph.Graph(root=root, stacks=(), files=files, rebuilt={})
+
+
+def timed(argv):
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        started = time.monotonic()
+        proc = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name, *argv],
+                              capture_output=True, text=True)
+        took = time.monotonic() - started
+        lines = [line for line in out.read().splitlines() if line.strip().isdigit()]
+    if proc.returncode != 0:
+        sys.exit(f"{argv[:3]} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return took, (int(lines[-1]) / 1024 if lines else float("nan"))
+
+
+def median_of(runs, argv, prepare=None):
+    times, rss = [], 0.0
+    for _ in range(runs):
+        if prepare:
+            prepare()
+        took, peak = timed(argv)
+        times.append(took)
+        rss = max(rss, peak)
+    return statistics.median(times), rss
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("rootlock")
+    parser.add_argument("--gb", type=float, default=2.0)
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args(argv[1:])
+    rootlock = os.path.abspath(args.rootlock)
+    work = tempfile.mkdtemp(prefix="rootlock-bench-build-")
+    try:
+        wheel_dir = os.path.join(work, "wheels")
+        os.makedirs(wheel_dir)
+        started = time.monotonic()
+        wheels = make_wheels(int(args.gb * 1e9), wheel_dir)
+        print(f"{len(wheels)} wheels, {sum(os.path.getsize(w) for w in wheels) / 1e6:.0f} MB "
+              f"compressed, {args.gb:.1f} GB of objects (ready in {time.monotonic() - started:.0f} s)")
+        base_path, base_sha = base_tarball()
+        graph = graph_of(wheels, wheel_dir)
+        cache = os.path.join(work, "cache")
+        with index_server.IndexServer(graph, style="pypi") as server:
+            recipe = os.path.join(work, "bench.toml")
+            names = [f.project for f in graph.files]
+            with open(recipe, "w") as f:
+                f.write(f'[image]\nname = "bench"\n\n[base]\ntarball = "{base_path}"\n'
+                        f'sha256 = "{base_sha}"\n\n[python]\nversion = "3.11"\n\n'
+                        f'[[index]]\nname = "bench"\nurl = "{server.simple_url}"\n\n'
+                        f'[packages]\nrequires = {names!r}\n'.replace("'", '"'))
+            lock = os.path.join(work, "pylock.bench.toml")
+            proc = subprocess.run([rootlock, "lock", recipe, "-o", lock, "--cache-dir", cache],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                sys.exit(f"lock failed: {proc.stderr}")
+        image = os.path.join(work, "out", "bench.tar.zst")
+        build, build_rss = median_of(args.runs, [rootlock, "build", lock, "-o", image,
+                                                 "--cache-dir", cache, "--offline"])
+        image_size = os.path.getsize(image)
+
+        venv = os.path.join(work, "venv")
+        pip_out = os.path.join(work, "pip.tar.zst")
+        pip_route = ("set -e; rm -rf {v}; /usr/bin/python3 -m venv --without-pip {v}; "
+                     "/usr/bin/python3 -m pip --python {v}/bin/python install --quiet --no-index "
+                     "--no-deps --no-compile {w}; tar --sort=name --mtime=@0 --owner=0 --group=0 "
+                     "--numeric-owner -C {v} -cf - . | zstd -T2 -3 -q -f -o {o}").format(
+                         v=venv, w=" ".join(wheels), o=pip_out)
+        pip, pip_rss = median_of(args.runs, ["bash", "-c", pip_route])
+        floor_out = os.path.join(work, "floor.zst")
+        floor_cmd = "set -e; for w in {w}; do unzip -p \"$w\"; done | zstd -T2 -3 -q -f -o {o}".format(
+            w=" ".join(wheels), o=floor_out)
+        floor, floor_rss = median_of(args.runs, ["bash", "-c", floor_cmd])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    print(f"{'':40} {'wall':>9} {'peak RSS':>10}")
+    for name, seconds, rss in [
+            (f"rootlock build ({image_size / 1e6:.0f} MB image, base included)", build, build_rss),
+            ("venv + pip install + tar | zstd -T2", pip, pip_rss),
+            ("floor: unzip -p | zstd -T2", floor, floor_rss)]:
+        print(f"{name:40} {seconds:8.2f}s {rss:8.1f}MB")
+    print(f"pip route / rootlock = {pip / build:.1f}x (aim >= 3x); rootlock / floor = "
+          f"{build / floor:.2f}x (aim <= 1.5x); rootlock peak RSS {build_rss:.0f} MB (aim < 256 MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
