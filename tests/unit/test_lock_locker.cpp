@@ -34,7 +34,7 @@ TEST_SUITE("lock") {
         CHECK(cu130->front() == "torch==2.9.1+cu130");
         auto demo = lock::root_requirements(shipped("demo.toml"));
         REQUIRE(demo.ok());
-        CHECK(*demo == std::vector<std::string>{"torch==2.8.0+cu128", "numpy<2.3"});
+        CHECK(*demo == std::vector<std::string>{"torch==2.8.0+cu128", "numpy<2.3", "app-cli"});
     }
 
     TEST_CASE("root_requirements refuses torch named twice and malformed requirements") {
