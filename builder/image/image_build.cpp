@@ -97,6 +97,50 @@ std::string profile_script(const lock::LockRootlockData& data) {
     return out;
 }
 
+// A hard link must follow the file it names, and the image is in component order, not the
+// base's: in each group of names for one file, the first name in component order carries the
+// data and the others link to it (a base may list /usr/bin/perl5.36.0 first, linking perl).
+util::Status order_hard_links(std::vector<Planned>& planned, const TarIndex& base_index) {
+    std::map<std::string, std::vector<size_t>> groups;  // the base's file -> its names here
+    for (size_t i = 0; i < planned.size(); ++i) {
+        const Planned& item = planned[i];
+        if (item.entry.kind == EntryKind::hardlink)
+            groups[item.entry.link_target].push_back(i);
+    }
+    for (size_t i = 0; i < planned.size(); ++i) {
+        const Planned& item = planned[i];
+        if (item.entry.kind == EntryKind::regular && item.source.kind == Source::Kind::base) {
+            auto group = groups.find(item.entry.path);
+            if (group != groups.end())
+                group->second.push_back(i);
+        }
+    }
+    for (auto& [target, names] : groups) {
+        const TarMember* data = base_index.find(target);
+        if (data == nullptr || data->type != TarMemberType::regular)
+            return util::make_error(target, "a hard link names a file the base does not hold");
+        const size_t first = *std::min_element(names.begin(), names.end(), [&](size_t a, size_t b) {
+            return component_less(planned[a].entry.path, planned[b].entry.path);
+        });
+        const size_t data_index = static_cast<size_t>(data - base_index.members.data());
+        for (size_t i : names) {
+            TarEntry& entry = planned[i].entry;
+            if (i == first) {
+                entry.kind = EntryKind::regular;
+                entry.size = data->size;
+                entry.link_target.clear();
+                planned[i].source = Source{Source::Kind::base, data_index, "", nullptr};
+            } else {
+                entry.kind = EntryKind::hardlink;
+                entry.size = 0;
+                entry.link_target = planned[first].entry.path;
+                planned[i].source = Source{};
+            }
+        }
+    }
+    return util::ok_status();
+}
+
 }  // namespace
 
 const char* build_temporary_path() {
@@ -321,6 +365,8 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
         }
         planned.push_back(std::move(entry));
     }
+    ROOTLOCK_TRY(relinked, order_hard_links(planned, base_index));
+    (void)relinked;
     std::sort(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) {
         return component_less(a.entry.path, b.entry.path);
     });

@@ -14,6 +14,7 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
      owners are numeric;
   d. a privileged LXC container boots from a throwaway copy and runs the venv's python;
   e. a lock whose closure fails builds nothing (exit 1, no file under the image's name);
+  h. a base listing the later name of a hard link group first builds, the links kept;
   g. an ordinary user (nobody) builds the same bytes with a cache of its own;
   f. a build interrupted by SIGINT leaves nothing under either name; one killed with SIGKILL
      leaves nothing under the image's name, and the next build succeeds.
@@ -101,6 +102,47 @@ def boot_lxc(fail, rootfs, work):
     finally:
         run(["lxc-stop", "-k", "-P", lxcpath, "-n", name])
         shutil.rmtree(os.path.join(lxcpath, name), ignore_errors=True)  # never lxc-destroy
+
+
+def reversed_links_base(work):
+    """The cached base re-packed so that each hard link group lists its later name first
+    (/usr/bin/perl5.36.0 as the file, perl linking to it), as an unsorted base may."""
+    import tarfile
+    source, _ = base_tarball()
+    out = os.path.join(work, "reversed-links.tar")
+    with tarfile.open(source) as src:
+        members = src.getmembers()
+        groups = {}
+        for m in members:
+            if m.islnk():
+                groups.setdefault(m.linkname, []).append(m)
+        swap = {}
+        for target, links in groups.items():
+            last = max([target] + [m.name for m in links])
+            swap[target] = last
+        with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as dst:
+            by_name = {m.name: m for m in members}
+            for m in members:
+                if m.name in swap:          # the old file: now a link to the last name
+                    continue
+                if m.islnk() and m.linkname in swap:
+                    if m.name == swap[m.linkname]:
+                        data = by_name[m.linkname]
+                        first = tarfile.TarInfo(m.name)
+                        first.size, first.mode, first.mtime = data.size, data.mode, data.mtime
+                        first.uid, first.gid = data.uid, data.gid
+                        dst.addfile(first, src.extractfile(data))
+                        link = tarfile.TarInfo(m.linkname)
+                        link.type, link.linkname = tarfile.LNKTYPE, m.name
+                        dst.addfile(link)
+                    else:
+                        m.linkname = swap[m.linkname]
+                        dst.addfile(m)
+                    continue
+                dst.addfile(m, src.extractfile(m) if m.isfile() else None)
+    with open(out, "rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    return out, digest, sorted(swap.values())
 
 
 def build_as_nobody(fail, rootlock, lock, digest):
@@ -221,6 +263,21 @@ def main(argv):
             fail.expect(proc.returncode == 1 and not os.path.exists(broken_image) and
                         "libnotthere.so.1" in proc.stdout,
                         f"(e) broken closure: exit {proc.returncode}: {proc.stdout[-1000:]}")
+
+            # (h) a base whose hard links name the later path first still builds, links intact.
+            base_h = reversed_links_base(work)
+            recipe_h = write_recipe(os.path.join(work, "links.toml"), server.simple_url,
+                                    base_h[:2], [], torch=False)
+            lock_h = os.path.join(work, "pylock.links.toml")
+            image_h = os.path.join(work, "out-h", "links.tar")
+            proc = run([rootlock, "lock", recipe_h, "-o", lock_h, "--cache-dir", cache])
+            if fail.expect(proc.returncode == 0, f"(h) lock: {proc.stderr}"):
+                proc = run([rootlock, "build", lock_h, "-o", image_h, "--cache-dir", cache])
+                listing = run(["tar", "-tvf", image_h]).stdout if proc.returncode == 0 else ""
+                links = [line for line in listing.splitlines() if line.startswith("h")]
+                fail.expect(proc.returncode == 0 and len(links) == len(base_h[2]),
+                            f"(h) reversed hard links: exit {proc.returncode}, links {links}: "
+                            f"{proc.stderr}")
 
             # (g) an ordinary user builds it too: nothing in a build needs root.
             build_as_nobody(fail, rootlock, lock, digest)
