@@ -40,16 +40,6 @@ extern "C" void remove_partial_and_exit(int signal_number) {
     ::_exit(128 + signal_number);
 }
 
-std::string cache_dir_default() {
-    if (const char* dir = std::getenv("ROOTLOCK_CACHE_DIR"); dir != nullptr && *dir != '\0')
-        return dir;
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
-        return std::string(xdg) + "/rootlock";
-    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-        return std::string(home) + "/.cache/rootlock";
-    return "/tmp/rootlock-cache";
-}
-
 int run_build_command(const BuildCliOptions& options_in) {
     BuildCliOptions options = options_in;
     std::string lock_path = options.input;
@@ -94,7 +84,7 @@ int run_build_command(const BuildCliOptions& options_in) {
     image::BuildOptions build_options;
     build_options.lock_path = lock_path;
     build_options.output = options.output;
-    build_options.cache_dir = options.cache_dir.empty() ? cache_dir_default() : options.cache_dir;
+    build_options.cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
     build_options.offline = options.offline;
     build_options.allow_broken = options.allow_broken;
     build_options.threads = options.jobs;

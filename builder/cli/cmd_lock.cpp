@@ -37,17 +37,6 @@ struct LockCliOptions {
     double timeout = 30;
 };
 
-// $ROOTLOCK_CACHE_DIR, else $XDG_CACHE_HOME/rootlock, else ~/.cache/rootlock.
-std::string default_cache_dir() {
-    if (const char* dir = std::getenv("ROOTLOCK_CACHE_DIR"); dir != nullptr && *dir != '\0')
-        return dir;
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
-        return std::string(xdg) + "/rootlock";
-    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-        return std::string(home) + "/.cache/rootlock";
-    return "/tmp/rootlock-cache";
-}
-
 // The recipe as seen from the lock's folder ("../recipes/demo.toml"), so that the lock's bytes do
 // not depend on the directory rootlock ran in.
 std::string recipe_relative_to_lock(const std::string& recipe, const std::string& lock) {

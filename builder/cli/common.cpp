@@ -62,6 +62,16 @@ std::vector<std::string> split_list(std::string_view text) {
     return out;
 }
 
+std::string default_cache_dir() {
+    if (const char* dir = std::getenv("ROOTLOCK_CACHE_DIR"); dir != nullptr && *dir != '\0')
+        return dir;
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+        return std::string(xdg) + "/rootlock";
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+        return std::string(home) + "/.cache/rootlock";
+    return "/tmp/rootlock-cache";
+}
+
 Style::Style(FILE* stream)
     : m_colour(::isatty(::fileno(stream)) != 0 && std::getenv("NO_COLOR") == nullptr) {}
 

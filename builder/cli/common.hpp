@@ -27,6 +27,10 @@ int fail_io(const std::string& message);
 // and prints the reason when it cannot.
 util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root);
 
+// The download cache: $ROOTLOCK_CACHE_DIR, else $XDG_CACHE_HOME/rootlock, else
+// ~/.cache/rootlock (lock and build share it).
+std::string default_cache_dir();
+
 // "x86-64-v3,x86-64-v2" (or colon-separated) as a list, empty items dropped.
 std::vector<std::string> split_list(std::string_view text);
 

@@ -21,6 +21,7 @@
 #include "index/page_cache.hpp"
 #include "loader/target.hpp"
 #include "lock/base_source.hpp"
+#include "lock/locker.hpp"
 #include "lock/wheel_fetcher.hpp"
 #include "python/wheel_install.hpp"
 #include "util/atomic_file.hpp"
@@ -263,26 +264,8 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
     (void)profile;
 
     // 4. The closure check and pct's rules, on exactly the tree about to be written.
-    check::CheckOptions check_options;
-    check_options.model.extra_host_provided = data.host_provides;
-    for (const auto& [name, value] : data.environment) {
-        if (name == "LD_LIBRARY_PATH") {
-            size_t start = 0;
-            while (start <= value.size()) {
-                size_t end = value.find(':', start);
-                if (end == std::string::npos)
-                    end = value.size();
-                check_options.model.ld_library_path.push_back(value.substr(start, end - start));
-                start = end + 1;
-            }
-        }
-    }
-    ROOTLOCK_TRY(report, check::run_check(*overlay, check_options));
-    for (auto& problem : check::tree_problems(*base.tree)) {
-        report.problems.push_back(std::move(problem));
-        report.ok = false;
-    }
-    check::sort_problems(report.problems);
+    ROOTLOCK_TRY(
+        report, lock::check_final_tree(*overlay, *base.tree, data.environment, data.host_provides));
     outcome.report = std::move(report);
     if (!outcome.report.ok && !options.allow_broken)
         return outcome;  // built == false: the caller prints the report

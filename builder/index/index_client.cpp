@@ -3,9 +3,7 @@
 // metadata files with a known hash live in the content store, so they are fetched once ever.
 #include "index/index_client.hpp"
 
-#include <fstream>
-#include <sstream>
-
+#include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::index {
@@ -21,15 +19,6 @@ std::optional<std::string> sha256_of(const std::map<std::string, std::string>& h
     if (found == hashes.end())
         return std::nullopt;
     return found->second;
-}
-
-util::Result<std::string> read_host_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return util::make_error(path, "cannot read a cached file");
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
 }
 
 }  // namespace
@@ -152,7 +141,7 @@ util::Result<std::optional<std::string>> IndexClient::metadata(const Distributio
         ROOTLOCK_TRY(path, m_store.find(*expected));
         if (path.has_value()) {
             ++m_stats.metadata_from_cache;
-            ROOTLOCK_TRY(text, read_host_file(*path));
+            ROOTLOCK_TRY(text, util::read_host_file(*path));
             return std::optional<std::string>(std::move(text));
         }
     }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/hex.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::index {
@@ -24,41 +25,6 @@ constexpr size_t k_max_file_size = size_t{512} << 20;
 
 util::Error errno_error(const std::string& path) {
     return util::make_error(path, std::strerror(errno));
-}
-
-std::string to_hex(std::string_view bytes) {
-    static constexpr char k_digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (char c : bytes) {
-        auto byte = static_cast<unsigned char>(c);
-        out += k_digits[byte >> 4];
-        out += k_digits[byte & 0x0f];
-    }
-    return out;
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-std::optional<std::string> from_hex(std::string_view hex) {
-    if (hex.size() % 2 != 0)
-        return std::nullopt;
-    std::string out;
-    out.reserve(hex.size() / 2);
-    for (size_t i = 0; i < hex.size(); i += 2) {
-        int high = hex_value(hex[i]);
-        int low = hex_value(hex[i + 1]);
-        if (high < 0 || low < 0)
-            return std::nullopt;
-        out += static_cast<char>((high << 4) | low);
-    }
-    return out;
 }
 
 // Reads the whole file; nullopt when it does not exist.
@@ -127,7 +93,7 @@ std::optional<CachedPage> parse_page(const std::string& text, const std::string&
     if (body != nullptr) {
         page.body = *body;
     } else {
-        auto decoded = from_hex(*body_hex);
+        auto decoded = util::from_hex(*body_hex);
         if (!decoded)
             return std::nullopt;
         page.body = std::move(*decoded);
@@ -151,7 +117,7 @@ std::optional<std::string> serialise(const std::string& key, const CachedPage& p
     } catch (const nlohmann::json::type_error&) {
     }
     json.erase("body");
-    json["body_hex"] = to_hex(page.body);
+    json["body_hex"] = util::to_hex(page.body);
     try {
         return json.dump();
     } catch (const nlohmann::json::type_error&) {

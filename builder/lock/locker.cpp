@@ -12,6 +12,7 @@
 #include "index/content_store.hpp"
 #include "index/index_client.hpp"
 #include "index/page_cache.hpp"
+#include "loader/dst.hpp"
 #include "lock/base_facts.hpp"
 #include "lock/base_source.hpp"
 #include "lock/index_source.hpp"
@@ -137,6 +138,25 @@ util::Result<std::vector<std::string>> root_requirements(const recipe::Recipe& r
     return out;
 }
 
+util::Result<check::CheckReport> check_final_tree(
+    const fs::FileTree& tree, const fs::FileTree& base,
+    const std::vector<std::pair<std::string, std::string>>& environment,
+    const std::vector<std::string>& host_provides) {
+    check::CheckOptions options;
+    for (const auto& [name, value] : environment) {
+        if (name == "LD_LIBRARY_PATH")
+            options.model.ld_library_path = loader::split_path_list(value, true);
+    }
+    options.model.extra_host_provided = host_provides;
+    ROOTLOCK_TRY(report, check::run_check(tree, options));
+    for (auto& problem : check::tree_problems(base)) {
+        report.problems.push_back(std::move(problem));
+        report.ok = false;
+    }
+    check::sort_problems(report.problems);
+    return std::move(report);
+}
+
 std::string recipe_digest(std::string_view recipe_text) {
     return util::sha256_hex(recipe_text);
 }
@@ -239,26 +259,8 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
                                        resolution.packages[i].direct, facts.python_interpreter));
         (void)added;
     }
-    check::CheckOptions check_options;
-    for (const auto& [name, value] : recipe.environment) {
-        if (name != "LD_LIBRARY_PATH")
-            continue;
-        size_t start = 0;
-        while (start <= value.size()) {
-            size_t end = value.find(':', start);
-            if (end == std::string::npos)
-                end = value.size();
-            check_options.model.ld_library_path.push_back(value.substr(start, end - start));
-            start = end + 1;
-        }
-    }
-    check_options.model.extra_host_provided = recipe.host_provides;
-    ROOTLOCK_TRY(report, check::run_check(*overlay, check_options));
-    for (auto& problem : check::tree_problems(*base.tree)) {
-        report.problems.push_back(std::move(problem));
-        report.ok = false;
-    }
-    check::sort_problems(report.problems);
+    ROOTLOCK_TRY(report,
+                 check_final_tree(*overlay, *base.tree, recipe.environment, recipe.host_provides));
     check_cuda_agreement(recipe, wheels, names, report);
     outcome.report = std::move(report);
     outcome.stats.check_ms = since(step);

@@ -68,6 +68,13 @@ util::Result<std::vector<std::string>> root_requirements(const recipe::Recipe& r
 // The sha256 of the recipe's bytes: what `lock --check` compares.
 std::string recipe_digest(std::string_view recipe_text);
 
+// The closure check of a final tree (base plus venv) as lock and build both run it: the recipe's
+// LD_LIBRARY_PATH and host-provided sonames, the base tarball's unsafe entries added, sorted.
+util::Result<check::CheckReport> check_final_tree(
+    const fs::FileTree& tree, const fs::FileTree& base,
+    const std::vector<std::pair<std::string, std::string>>& environment,
+    const std::vector<std::string>& host_provides);
+
 // Runs the whole pipeline. Errors are input errors (exit 2) or network errors (exit 3); a closure
 // that fails is not an error: the outcome's report says so, and the caller decides.
 util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOptions& options);

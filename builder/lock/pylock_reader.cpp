@@ -8,6 +8,7 @@
 #include "lock/pylock.hpp"
 #include "lock/toml_emit.hpp"
 #include "python/metadata.hpp"
+#include "recipe/recipe_reader.hpp"
 
 namespace rootlock::lock {
 
@@ -28,31 +29,7 @@ std::string quoted(std::string_view text) {
     return toml_string(text);
 }
 
-std::string type_phrase(toml::node_type type) {
-    switch (type) {
-        case toml::node_type::table:
-            return "a table";
-        case toml::node_type::array:
-            return "an array";
-        case toml::node_type::string:
-            return "a string";
-        case toml::node_type::integer:
-            return "an integer";
-        case toml::node_type::floating_point:
-            return "a float";
-        case toml::node_type::boolean:
-            return "a boolean";
-        case toml::node_type::date:
-            return "a date";
-        case toml::node_type::time:
-            return "a time";
-        case toml::node_type::date_time:
-            return "a date-time";
-        case toml::node_type::none:
-            break;
-    }
-    return "nothing";
-}
+using recipe::detail::type_phrase;  // one spelling of TOML types for every reader
 
 struct Problem {
     Position at;

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "python/wheel_scan.hpp"
-
+#include "util/hex.hpp"
 namespace rootlock::python {
 
 namespace {
@@ -148,41 +148,6 @@ class Reader {
     util::Error m_error;
 };
 
-// Held script bytes need not be UTF-8, which JSON strings must be: they are stored as hex.
-std::string to_hex(std::string_view bytes) {
-    static constexpr char k_digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (char c : bytes) {
-        auto byte = static_cast<unsigned char>(c);
-        out += k_digits[byte >> 4];
-        out += k_digits[byte & 0xFU];
-    }
-    return out;
-}
-
-std::optional<std::string> from_hex(std::string_view hex) {
-    auto digit = [](char c) -> int {
-        if (c >= '0' && c <= '9')
-            return c - '0';
-        if (c >= 'a' && c <= 'f')
-            return c - 'a' + 10;
-        return -1;
-    };
-    if (hex.size() % 2 != 0)
-        return std::nullopt;
-    std::string out;
-    out.reserve(hex.size() / 2);
-    for (size_t i = 0; i < hex.size(); i += 2) {
-        int high = digit(hex[i]);
-        int low = digit(hex[i + 1]);
-        if (high < 0 || low < 0)
-            return std::nullopt;
-        out += static_cast<char>((high << 4) | low);
-    }
-    return out;
-}
-
 bool read_elf(Reader& r, const Json& json, const std::string& where, elf::ElfInfo& info) {
     uint8_t elf_class = 0;
     uint8_t byte_order = 0;
@@ -304,7 +269,7 @@ bool read_entry(Reader& r, const Json& json, const std::string& at, WheelEntry& 
         std::string hex;
         if (!r.text(*content, at + ".content_hex", hex))
             return false;
-        entry.content = from_hex(hex);
+        entry.content = util::from_hex(hex);
         if (!entry.content)
             return r.set(r.fail(at + ".content_hex", "expected lowercase hex digits"));
     }
@@ -335,7 +300,7 @@ std::string scan_to_json(const WheelScan& scan) {
         item["sha256"] = entry.sha256_base64;
         item["elf"] = entry.elf ? elf_json(*entry.elf) : Json();
         item["elf_error"] = entry.elf_error;
-        item["content_hex"] = entry.content ? Json(to_hex(*entry.content)) : Json();
+        item["content_hex"] = entry.content ? Json(util::to_hex(*entry.content)) : Json();
         out["entries"].push_back(std::move(item));
     }
     out["provides"] = strings_json(scan.provides);

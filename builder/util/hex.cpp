@@ -1,0 +1,45 @@
+// Hex encoding one byte at a time: the texts are small (cached scripts, page bodies).
+#include "util/hex.hpp"
+
+namespace rootlock::util {
+
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+}  // namespace
+
+std::string to_hex(std::string_view bytes) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (char c : bytes) {
+        auto byte = static_cast<unsigned char>(c);
+        out += k_digits[byte >> 4U];
+        out += k_digits[byte & 0xFU];
+    }
+    return out;
+}
+
+std::optional<std::string> from_hex(std::string_view hex) {
+    if (hex.size() % 2 != 0)
+        return std::nullopt;
+    std::string out;
+    out.reserve(hex.size() / 2);
+    for (size_t i = 0; i < hex.size(); i += 2) {
+        int high = hex_value(hex[i]);
+        int low = hex_value(hex[i + 1]);
+        if (high < 0 || low < 0)
+            return std::nullopt;
+        out += static_cast<char>((high << 4) | low);
+    }
+    return out;
+}
+
+}  // namespace rootlock::util

@@ -1,0 +1,16 @@
+// Lowercase hexadecimal for arbitrary bytes, for text formats (JSON) that must carry bytes
+// which need not be UTF-8. Digests have their own spelling in sha256.hpp.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rootlock::util {
+
+std::string to_hex(std::string_view bytes);
+
+// The bytes of lowercase hex text; nullopt for an odd length or any other character.
+std::optional<std::string> from_hex(std::string_view hex);
+
+}  // namespace rootlock::util
