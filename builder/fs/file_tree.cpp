@@ -53,6 +53,14 @@ std::string errno_text(int error_number) {
             return "too many open files in system";
         case ENOMEM:
             return "out of memory";
+        case ENOSPC:
+            return "no space left on device";
+        case EDQUOT:
+            return "disk quota exceeded";
+        case EROFS:
+            return "read-only file system";
+        case EFBIG:
+            return "file too large";
         default:
             return fmt::format("error {}", error_number);
     }

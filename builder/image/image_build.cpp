@@ -441,14 +441,13 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
     outcome.entries = (*writer)->entries();
     if (auto finished = (*writer)->finish(); !finished.ok())
         return fail(finished.error());
+    outcome.sha256 = util::Sha256::to_hex((*writer)->digest());
     writer->reset();
     if (::rename(temporary.c_str(), options.output.c_str()) != 0)
         return fail(util::make_error(options.output, std::strerror(errno)));
     set_temporary("");
 
     // 7. Beside the image: its sha256, the SBOM, the check report.
-    ROOTLOCK_TRY(digest, util::sha256_file(options.output));
-    outcome.sha256 = util::Sha256::to_hex(digest);
     outcome.image_path = options.output;
     auto size = util::read_host_file_size(options.output);
     outcome.size = size.ok() ? *size : 0;

@@ -159,8 +159,7 @@ TarWriter::~TarWriter() {
     // and flush the compressor: an unfinished image must not look complete.
     m_discard = true;
     m_archive.reset();
-    if (m_fd >= 0)
-        ::close(m_fd);
+    m_sink.reset();  // drops what is queued and closes the file unsynced
 }
 
 ssize_t TarWriter::write_callback(struct archive* handle, void* self, const void* buffer,
@@ -168,18 +167,10 @@ ssize_t TarWriter::write_callback(struct archive* handle, void* self, const void
     auto* writer = static_cast<TarWriter*>(self);
     if (writer->m_discard)
         return static_cast<ssize_t>(length);
-    const auto* bytes = static_cast<const char*>(buffer);
-    size_t done = 0;
-    while (done < length) {
-        const ssize_t count = ::write(writer->m_fd, bytes + done, length - done);
-        if (count < 0 && errno == EINTR)
-            continue;
-        if (count <= 0) {
-            const int error = count < 0 ? errno : EIO;
-            archive_set_error(handle, error, "%s", fs::errno_text(error).c_str());
-            return -1;
-        }
-        done += static_cast<size_t>(count);
+    auto written = writer->m_sink->write(std::span(static_cast<const std::byte*>(buffer), length));
+    if (!written.ok()) {
+        archive_set_error(handle, EIO, "%s", written.error().message.c_str());
+        return -1;
     }
     return static_cast<ssize_t>(length);
 }
@@ -245,10 +236,11 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
     // No padding after the last block, whatever the descriptor is: the bytes stay the same.
     archive_write_set_bytes_in_last_block(handle, 1);
     // Opened only once libarchive took the options, so that bad options leave no file behind.
-    writer->m_fd =
+    const int fd =
         ::open(host_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-    if (writer->m_fd < 0)
+    if (fd < 0)
         return util::make_error(host_path, fs::errno_text(errno));
+    writer->m_sink = std::make_unique<OutputSink>(fd, host_path);
     if (archive_write_open(handle, writer.get(), nullptr, &TarWriter::write_callback, nullptr) !=
         ARCHIVE_OK) {
         return writer->archive_error(host_path, "cannot open the archive");
@@ -424,12 +416,8 @@ util::Status TarWriter::finish() {
     m_failed = true;
     if (archive_write_close(m_archive.get()) != ARCHIVE_OK)
         return archive_error(m_host_path, "cannot finish the archive");
-    if (::fsync(m_fd) != 0)
-        return util::make_error(m_host_path, fs::errno_text(errno));
-    const int fd = m_fd;
-    m_fd = -1;
-    if (::close(fd) != 0)
-        return util::make_error(m_host_path, fs::errno_text(errno));
+    ROOTLOCK_TRY(digest, m_sink->finish());
+    m_digest = digest;
     m_failed = false;
     m_finished = true;
     return util::ok_status();

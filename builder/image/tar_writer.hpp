@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "image/output_sink.hpp"
 #include "util/byte_source.hpp"
 #include "util/result.hpp"
 
@@ -83,6 +84,8 @@ class TarWriter {
     util::Status add_bytes(const TarEntry& entry, std::string_view content);
     // Writes the end of the archive, flushes the filters and fsyncs the file.
     util::Status finish();
+    // The sha256 of the file's bytes, hashed as they were written; valid after finish().
+    const util::Sha256Digest& digest() const { return m_digest; }
     uint64_t entries() const { return m_entries; }
 
   private:
@@ -101,7 +104,8 @@ class TarWriter {
     util::Error archive_error(const std::string& where, const char* fallback) const;
 
     std::string m_host_path;
-    int m_fd = -1;
+    std::unique_ptr<OutputSink> m_sink;  // writes and hashes on a thread of its own
+    util::Sha256Digest m_digest{};
     bool m_discard = false;  // set by the destructor so that libarchive's cleanup writes nothing
     bool m_failed = false;
     bool m_finished = false;

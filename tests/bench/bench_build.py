@@ -13,7 +13,10 @@ and locked over the cached Debian base tarball; then, in one run, on the same wh
   pip route           python3 -m venv --without-pip, pip install --no-index --no-deps
                       --no-compile of the wheels into it, then tar --sort=name --mtime=@0
                       --numeric-owner | zstd -T2 -3 (the venv only: no base, no checks);
-  floor               unzip -p of every wheel piped to zstd -T2 -3 (bytes only, no tar at all).
+  floor               unzip -p of every wheel piped to zstd -T2 -3 (bytes only, no tar at all);
+  zstd alone          zstd -T2 -3 of the image's own tar, decompressed beforehand: what
+                      compressing those bytes costs on this machine with nothing else to do, the
+                      part of the build no inflater or writer can remove.
 
 Wall time is the median of --runs runs; peak RSS from /usr/bin/time (for the pipelines, the
 largest process). Not a test: it never fails on a figure.
@@ -182,6 +185,10 @@ def main(argv):
         floor_cmd = "set -e; for w in {w}; do unzip -p \"$w\"; done | zstd -T2 -3 -q -f -o {o}".format(
             w=" ".join(wheels), o=floor_out)
         floor, floor_rss = median_of(args.runs, ["bash", "-c", floor_cmd])
+        plain = os.path.join(work, "image.tar")
+        subprocess.run(["zstd", "-d", "-q", "-f", image, "-o", plain], check=True)
+        alone, alone_rss = median_of(args.runs, ["zstd", "-T2", "-3", "-q", "-f", plain, "-o",
+                                                 os.path.join(work, "alone.tar.zst")])
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -189,10 +196,13 @@ def main(argv):
     for name, seconds, rss in [
             (f"rootlock build ({image_size / 1e6:.0f} MB image, base included)", build, build_rss),
             ("venv + pip install + tar | zstd -T2", pip, pip_rss),
-            ("floor: unzip -p | zstd -T2", floor, floor_rss)]:
+            ("floor: unzip -p | zstd -T2", floor, floor_rss),
+            ("zstd -T2 -3 of the image's tar alone", alone, alone_rss)]:
         print(f"{name:40} {seconds:8.2f}s {rss:8.1f}MB")
     print(f"pip route / rootlock = {pip / build:.1f}x (aim >= 3x); rootlock / floor = "
           f"{build / floor:.2f}x (aim <= 1.5x); rootlock peak RSS {build_rss:.0f} MB (aim < 256 MB)")
+    print(f"pip route / compression alone = {pip / alone:.1f}x: the most any builder that "
+          f"compresses the same bytes at the same level could reach here")
     return 0
 
 

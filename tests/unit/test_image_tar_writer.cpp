@@ -24,6 +24,7 @@
 #include "fs/archive_reader.hpp"
 #include "image/tar_writer.hpp"
 #include "support/temp_dir.hpp"
+#include "util/sha256.hpp"
 
 using namespace rootlock;
 using namespace rootlock::image;
@@ -623,6 +624,47 @@ TEST_SUITE("rootlock::image") {
             }
             CHECK(failed);
         }
+    }
+
+    TEST_CASE("the digest is the sha256 of the file's bytes, for every compression") {
+        std::setlocale(LC_ALL, "C.UTF-8");
+        TempDir tmp;
+        for (auto compression :
+             {Compression::none, Compression::gzip, Compression::xz, Compression::zstd}) {
+            CAPTURE(static_cast<int>(compression));
+            TarWriterOptions options;
+            options.compression = compression;
+            auto writer = TarWriter::create(tmp / "r", options);
+            REQUIRE(writer.ok());
+            REQUIRE((*writer)->add_bytes(dir("/"), "").ok());
+            const std::string big = pseudo_text(5U << 20, 11);
+            REQUIRE((*writer)->add_bytes(file("/big", big.size()), big).ok());
+            REQUIRE((*writer)->finish().ok());
+            CHECK(util::Sha256::to_hex((*writer)->digest()) ==
+                  util::sha256_hex(read_host_file(tmp / "r")));
+        }
+    }
+
+    TEST_CASE("a full disk ends the image with the reason") {
+        std::setlocale(LC_ALL, "C.UTF-8");
+        TarWriterOptions options;
+        options.compression = Compression::none;
+        auto writer = TarWriter::create("/dev/full", options);
+        REQUIRE(writer.ok());
+        REQUIRE((*writer)->add_bytes(dir("/"), "").ok());
+        // 64 MiB of content: the sink's queue fills, and some add() meets the error.
+        const std::string big = pseudo_text(1U << 20, 5);
+        std::optional<util::Error> error;
+        for (int i = 0; i < 64 && !error; ++i) {
+            auto added = (*writer)->add_bytes(file(fmt::format("/f{:02}", i), big.size()), big);
+            if (!added.ok())
+                error = added.error();
+        }
+        REQUIRE(error.has_value());
+        CHECK(error->text().ends_with(": no space left on device"));
+        CHECK(error->text().rfind("/f", 0) == 0);
+        CHECK((*writer)->finish().error().text() ==
+              "/dev/full: an earlier error left the image incomplete");
     }
 
     TEST_CASE("bad options and unwritable paths fail at create") {
