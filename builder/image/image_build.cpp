@@ -392,6 +392,8 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
                                   ".partial-" + std::to_string(::getpid());
     set_temporary(temporary);
     auto fail = [&](util::Error error) {
+        if (error.where == temporary)
+            error.where = options.output;  // the user knows the image by its final name
         ::unlink(temporary.c_str());
         set_temporary("");
         return error;

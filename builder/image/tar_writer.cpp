@@ -170,12 +170,16 @@ ssize_t TarWriter::write_callback(struct archive* handle, void* self, const void
     auto written = writer->m_sink->write(std::span(static_cast<const std::byte*>(buffer), length));
     if (!written.ok()) {
         archive_set_error(handle, EIO, "%s", written.error().message.c_str());
+        writer->m_output_error = written.error();
         return -1;
     }
     return static_cast<ssize_t>(length);
 }
 
 util::Error TarWriter::archive_error(const std::string& where, const char* fallback) const {
+    // The file's own failure (a full disk) is about the image, not the entry being written.
+    if (m_output_error)
+        return *m_output_error;
     const char* message = archive_error_string(m_archive.get());
     std::string text = message != nullptr ? message : fallback;
     while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
@@ -416,8 +420,10 @@ util::Status TarWriter::finish() {
     m_failed = true;
     if (archive_write_close(m_archive.get()) != ARCHIVE_OK)
         return archive_error(m_host_path, "cannot finish the archive");
-    ROOTLOCK_TRY(digest, m_sink->finish());
-    m_digest = digest;
+    auto digest = m_sink->finish();
+    if (!digest.ok())
+        return digest.error();
+    m_digest = *digest;
     m_failed = false;
     m_finished = true;
     return util::ok_status();

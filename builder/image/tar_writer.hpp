@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -106,6 +107,7 @@ class TarWriter {
     std::string m_host_path;
     std::unique_ptr<OutputSink> m_sink;  // writes and hashes on a thread of its own
     util::Sha256Digest m_digest{};
+    std::optional<util::Error> m_output_error;  // the sink's, which ended the image
     bool m_discard = false;  // set by the destructor so that libarchive's cleanup writes nothing
     bool m_failed = false;
     bool m_finished = false;

@@ -349,7 +349,8 @@ util::Status add_venv(fs::OverlayTree& tree, const InstallScheme& scheme,
     steps.push_back(tree.add_dir(scheme.venv));
     steps.push_back(tree.add_file(fs::join(scheme.venv, "pyvenv.cfg"), std::move(cfg)));
     steps.push_back(tree.add_dir(bin));
-    steps.push_back(tree.add_file(bin + "/activate", activate_script(fs::normalize(scheme.venv))));
+    for (auto& script : activation_scripts(fs::normalize(scheme.venv)))
+        steps.push_back(tree.add_file(bin + "/" + script.name, std::move(script.text)));
     steps.push_back(tree.add_symlink(bin + "/python", fs::normalize(base_python)));
     steps.push_back(tree.add_symlink(bin + "/python3", "python"));
     steps.push_back(tree.add_symlink(bin + "/python" + version, "python"));

@@ -17,7 +17,13 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
   h. a base listing the later name of a hard link group first builds, the links kept;
   g. an ordinary user (nobody) builds the same bytes with a cache of its own;
   f. a build interrupted by SIGINT leaves nothing under either name; one killed with SIGKILL
-     leaves nothing under the image's name, and the next build succeeds.
+     leaves nothing under the image's name, and the next build succeeds;
+  i. the venv's four activation scripts are byte for byte what the base's own `python3 -m venv`
+     writes in the chroot;
+  j. a build onto a full disk (a 4 MiB tmpfs) fails with one line naming the reason and leaves
+     nothing behind; the same build elsewhere succeeds;
+  k. a lock whose wheel (in the cache under its own sha256) holds a "../" path, an absolute path
+     or a symlink is refused with the scanner's message, and no image is written.
 """
 import hashlib
 import json
@@ -29,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
+import zipfile
 
 from fixtures import index_server, package_graph
 from fixtures.debian_root import base_tarball, run_in_chroot
@@ -170,6 +178,94 @@ def build_as_nobody(fail, rootlock, lock, digest):
         shutil.rmtree(shared, ignore_errors=True)
 
 
+def activation_scripts_match(fail, rootfs):
+    """(i) the base's venv writes the same four scripts for a venv of the same name."""
+    reference = "/ref/" + os.path.basename(VENV)
+    proc = run_in_chroot(rootfs, ["/usr/bin/python3", "-m", "venv", "--without-pip", reference])
+    if not fail.expect(proc.returncode == 0, f"(i) python3 -m venv in the chroot: {proc.stderr}"):
+        return
+    for name in ("activate", "activate.csh", "activate.fish", "Activate.ps1"):
+        with open(os.path.join(rootfs, reference.lstrip("/"), "bin", name), "rb") as f:
+            expected = f.read().replace(reference.encode(), VENV.encode())
+        with open(os.path.join(rootfs, VENV.lstrip("/"), "bin", name), "rb") as f:
+            ours = f.read()
+        fail.expect(ours == expected, f"(i) bin/{name} differs from what venv writes")
+    print("(i) the four activation scripts compared with the base's venv")
+
+
+def full_disk(fail, rootlock, lock, cache, work):
+    """(j) ENOSPC half-way: one line, exit non-zero, nothing left; then a roomy build works."""
+    mount_point = os.path.join(work, "full")
+    os.makedirs(mount_point)
+    if run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mount_point]).returncode != 0:
+        print("(j) cannot mount a tmpfs (not root?): the full-disk case is not run")
+        return
+    try:
+        target = os.path.join(mount_point, "buildtest.tar.zst")
+        proc = run([rootlock, "build", lock, "-o", target, "--cache-dir", cache])
+        lines = proc.stderr.strip().splitlines()
+        fail.expect(proc.returncode != 0 and
+                    lines == [f"rootlock: {target}: no space left on device"],
+                    f"(j) full disk: exit {proc.returncode}: {proc.stderr}")
+        left = os.listdir(mount_point)
+        fail.expect(not left, f"(j) a full disk left {left}")
+        print(f"(j) full disk: exit {proc.returncode}: {proc.stderr.strip()}")
+    finally:
+        run(["umount", mount_point])
+
+
+def hostile_wheel(path, original, kind):
+    """A copy of `original` with one member no installer may write."""
+    shutil.copy(original, path)
+    with zipfile.ZipFile(path, "a") as z:
+        if kind == "climbing":
+            z.writestr("app_cli/../../../etc/evil", b"x")
+        elif kind == "absolute":
+            z.writestr("/etc/evil", b"x")
+        else:
+            info = zipfile.ZipInfo("app_cli/evil-link")
+            info.create_system = 3
+            info.external_attr = 0o120777 << 16
+            z.writestr(info, b"../../../../../etc/passwd")
+
+
+def hostile_wheels(fail, rootlock, lock, cache, work):
+    """(k) the same lock with app-cli's wheel swapped for a hostile one, already in the cache."""
+    with open(lock, "rb") as f:
+        locked = tomllib.load(f)
+    wheel = next(p for p in locked["packages"] if p["name"] == "app-cli")["wheels"][0]
+    old_sha = wheel["hashes"]["sha256"]
+    original = os.path.join(cache, "blobs", "sha256", old_sha[:2], old_sha[2:])
+    expected = {"climbing": "entry path climbs out with '..': app_cli/../../../etc/evil",
+                "absolute": "entry path is absolute: /etc/evil",
+                "symlink": "symlink entry: app_cli/evil-link"}
+    with open(lock) as f:
+        text = f.read()
+    for kind, message in expected.items():
+        made = os.path.join(work, f"hostile-{kind}.whl")
+        hostile_wheel(made, original, kind)
+        new_sha = sha256_of(made)
+        blob = os.path.join(cache, "blobs", "sha256", new_sha[:2], new_sha[2:])
+        os.makedirs(os.path.dirname(blob), exist_ok=True)
+        shutil.copy(made, blob)
+        lines = []
+        for line in text.splitlines(keepends=True):
+            if old_sha in line:
+                line = line.replace(old_sha, new_sha).replace(
+                    f"size = {wheel['size']}", f"size = {os.path.getsize(made)}")
+            lines.append(line)
+        bad_lock = os.path.join(work, f"pylock.hostile-{kind}.toml")
+        with open(bad_lock, "w") as f:
+            f.write("".join(lines))
+        target = os.path.join(work, f"out-{kind}", "hostile.tar.zst")
+        proc = run([rootlock, "build", bad_lock, "-o", target, "--cache-dir", cache,
+                    "--offline"])
+        fail.expect(proc.returncode != 0 and message in proc.stderr and
+                    len(proc.stderr.strip().splitlines()) == 1 and not os.path.exists(target),
+                    f"(k) {kind}: exit {proc.returncode}: {proc.stderr}")
+        print(f"(k) {kind}: exit {proc.returncode}: {proc.stderr.strip()}")
+
+
 def main(argv):
     rootlock = os.path.abspath(argv[1])
     fail = Failures()
@@ -200,7 +296,6 @@ def main(argv):
             with open(image + ".cdx.json") as f:
                 sbom = json.load(f)
             with open(lock, "rb") as f:
-                import tomllib
                 locked = tomllib.load(f)
             names = {c.get("name") for c in sbom.get("components", [])}
             fail.expect(sbom.get("bomFormat") == "CycloneDX" and
@@ -250,6 +345,7 @@ def main(argv):
                 proc = run_in_chroot(rootfs, [VENV + "/bin/app-cli"])
                 fail.expect(proc.returncode == 0 and "app-cli 1.0.0" in proc.stdout,
                             f"(c) console script: {proc.returncode} {proc.stdout}{proc.stderr}")
+                activation_scripts_match(fail, rootfs)
                 boot_lxc(fail, rootfs, work)
 
             # (e) a failing closure builds nothing.
@@ -281,6 +377,9 @@ def main(argv):
 
             # (g) an ordinary user builds it too: nothing in a build needs root.
             build_as_nobody(fail, rootlock, lock, digest)
+
+            full_disk(fail, rootlock, lock, cache, work)
+            hostile_wheels(fail, rootlock, lock, cache, work)
 
             # (f) interrupted builds.
             for sig in (signal.SIGINT, signal.SIGKILL):
