@@ -22,6 +22,7 @@
 #include "loader/target.hpp"
 #include "lock/base_source.hpp"
 #include "lock/locker.hpp"
+#include "lock/recipe_extras.hpp"
 #include "lock/wheel_fetcher.hpp"
 #include "python/wheel_install.hpp"
 #include "util/atomic_file.hpp"
@@ -262,6 +263,9 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
     ROOTLOCK_TRY(profile,
                  overlay->add_file("/etc/profile.d/rootlock-venv.sh", profile_script(data)));
     (void)profile;
+    if (auto extras = lock::add_recipe_extras(*overlay, data.library_paths, data.files);
+        !extras.ok())
+        return extras.error();
 
     // 4. The closure check and pct's rules, on exactly the tree about to be written.
     ROOTLOCK_TRY(

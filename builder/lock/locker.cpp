@@ -16,6 +16,7 @@
 #include "lock/base_facts.hpp"
 #include "lock/base_source.hpp"
 #include "lock/index_source.hpp"
+#include "lock/recipe_extras.hpp"
 #include "lock/wheel_fetcher.hpp"
 #include "python/metadata.hpp"
 #include "python/pep508.hpp"
@@ -259,6 +260,8 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
                                        resolution.packages[i].direct, facts.python_interpreter));
         (void)added;
     }
+    if (auto extras = add_recipe_extras(*overlay, recipe.library_paths, recipe.files); !extras.ok())
+        return extras.error();
     ROOTLOCK_TRY(report,
                  check_final_tree(*overlay, *base.tree, recipe.environment, recipe.host_provides));
     check_cuda_agreement(recipe, wheels, names, report);
@@ -335,6 +338,8 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     data.requirements = root_texts;
     data.environment = recipe.environment;
     data.host_provides = recipe.host_provides;
+    data.library_paths = recipe.library_paths;
+    data.files = recipe.files;
     data.closure_ok = outcome.report.ok;
     data.closure_objects = outcome.report.objects;
     for (const auto& problem : outcome.report.problems) {

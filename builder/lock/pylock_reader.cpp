@@ -357,9 +357,10 @@ void read_base(Reader& r, const View& view, LockBase& base) {
 }
 
 LockRootlockData read_tool(Reader& r, const View& view) {
-    r.check_keys(view, {"recipe", "recipe-sha256", "image-name", "output", "venv",
-                        "source-date-epoch", "requirements", "environment", "host-provides",
-                        "closure-ok", "closure-objects", "problems", "target", "base", "indexes"});
+    r.check_keys(view,
+                 {"recipe", "recipe-sha256", "image-name", "output", "venv", "source-date-epoch",
+                  "requirements", "environment", "host-provides", "library-paths", "files",
+                  "closure-ok", "closure-objects", "problems", "target", "base", "indexes"});
     LockRootlockData data;
     data.recipe = r.string(view, "recipe", true).value_or("");
     if (auto digest = r.string(view, "recipe-sha256", true)) {
@@ -381,6 +382,13 @@ LockRootlockData read_tool(Reader& r, const View& view) {
         data.environment.emplace_back(name.value_or(""), value.value_or(""));
     }
     data.host_provides = r.strings(view, "host-provides", false);
+    data.library_paths = r.strings(view, "library-paths", false);
+    for (const View& entry : r.tables(view, "files", false)) {
+        r.check_keys(entry, {"path", "content"});
+        auto path = r.string(entry, "path", true);
+        auto content = r.string(entry, "content", true);
+        data.files.emplace_back(path.value_or(""), content.value_or(""));
+    }
     data.closure_ok = r.boolean(view, "closure-ok", false).value_or(true);
     data.closure_objects = r.count(view, "closure-objects", false).value_or(0);
     for (const View& entry : r.tables(view, "problems", false)) {

@@ -130,6 +130,18 @@ void write_tool(std::string& out, const LockRootlockData& data) {
             InlineTable().add("name", toml_string(name)).add("value", toml_string(value)).str());
     line(out, "environment", toml_array(items));
     line(out, "host-provides", toml_string_array(data.host_provides));
+    // Written only when the recipe has them, so that locks without keep their bytes.
+    if (!data.library_paths.empty())
+        line(out, "library-paths", toml_string_array(data.library_paths));
+    if (!data.files.empty()) {
+        items.clear();
+        for (const auto& [path, content] : data.files)
+            items.push_back(InlineTable()
+                                .add("path", toml_string(path))
+                                .add("content", toml_string(content))
+                                .str());
+        line(out, "files", toml_array(items));
+    }
     line(out, "closure-ok", boolean(data.closure_ok));
     line(out, "closure-objects", std::to_string(data.closure_objects));
     items.clear();
@@ -201,6 +213,7 @@ Lock canonicalize(Lock lock) {
         LockRootlockData& data = *lock.rootlock;
         std::sort(data.environment.begin(), data.environment.end());
         sort_unique(data.host_provides);
+        std::sort(data.files.begin(), data.files.end());
         std::sort(data.problems.begin(), data.problems.end());
         data.problems.erase(std::unique(data.problems.begin(), data.problems.end()),
                             data.problems.end());

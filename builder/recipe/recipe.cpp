@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "python/metadata.hpp"
 #include "recipe/recipe_reader.hpp"
@@ -38,6 +39,33 @@ bool is_debian_package(std::string_view name) {
     return std::all_of(name.begin(), name.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
     });
+}
+
+// A path as a message shows it: control characters escaped, so that the message stays one line.
+std::string escaped(std::string_view text) {
+    static constexpr char k_hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (byte < 0x20 || byte == 0x7f) {
+            out += "\\u00";
+            out += k_hex[byte >> 4];
+            out += k_hex[byte & 0xf];
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string shown(std::string_view text) {
+    return quoted(escaped(text));
 }
 
 const char* const k_kebab_rule =
@@ -280,6 +308,48 @@ void read_host(TableReader& r, Recipe& recipe) {
     }
 }
 
+void read_loader(TableReader& r, Recipe& recipe) {
+    r.check_keys({"library-paths"});
+    std::set<std::string> seen;
+    for (auto& [path, at] : r.strings("library-paths")) {
+        if (const auto problem = library_path_problem(path))
+            r.out().add(at, "loader.library-paths " + shown(path) + " " + *problem);
+        else if (!seen.insert(path).second)
+            r.out().add(at, "loader.library-paths " + shown(path) + " is listed twice");
+        recipe.library_paths.push_back(std::move(path));
+    }
+}
+
+void read_files(TableReader& r, Recipe& recipe) {
+    std::map<std::string, Position> valid;  // path -> where its key is
+    for (const auto& [key, node] : r.table()) {
+        const std::string path(key.str());
+        const Position at = position_of(key.source());
+        if (const auto problem = file_path_problem(path))
+            r.out().add(at, "files " + shown(path) + " " + *problem);
+        else
+            valid.emplace(path, at);
+        if (const auto* value = node.as_string())
+            recipe.files.emplace_back(path, value->get());
+        else
+            r.out().add(node, "files." + escaped(path) + ": expected a string, found " +
+                                  type_phrase(node.type()));
+    }
+    std::sort(recipe.files.begin(), recipe.files.end());
+    // A tree cannot hold "/a" as a file and as the directory of "/a/b".
+    for (const auto& [path, at] : valid) {
+        for (std::size_t slash = path.find('/', 1); slash != std::string::npos;
+             slash = path.find('/', slash + 1)) {
+            const std::string parent = path.substr(0, slash);
+            if (valid.count(parent) != 0) {
+                r.out().add(at, "files " + shown(path) + " is under " + shown(parent) +
+                                    ", which [files] writes as a file");
+                break;
+            }
+        }
+    }
+}
+
 // The checks across tables: the driver against the CUDA major, index URLs against the torch
 // build.
 void check_agreement(const Recipe& recipe, const Anchors& anchors, Position torch_at,
@@ -320,8 +390,8 @@ RecipeParse parse_recipe_all(std::string_view text, const std::string& file_name
     Recipe recipe;
     Anchors anchors;
     TableReader top(root, "", "the recipe", out);
-    top.check_keys(
-        {"image", "base", "python", "torch", "cuda", "index", "packages", "environment", "host"});
+    top.check_keys({"image", "base", "python", "torch", "cuda", "index", "packages", "environment",
+                    "host", "loader", "files"});
     if (const toml::table* table = top.subtable("image", true)) {
         TableReader reader(*table, "image", "[image]", out);
         read_image(reader, recipe.image);
@@ -359,6 +429,14 @@ RecipeParse parse_recipe_all(std::string_view text, const std::string& file_name
     if (const toml::table* table = top.subtable("host", false)) {
         TableReader reader(*table, "host", "[host]", out);
         read_host(reader, recipe);
+    }
+    if (const toml::table* table = top.subtable("loader", false)) {
+        TableReader reader(*table, "loader", "[loader]", out);
+        read_loader(reader, recipe);
+    }
+    if (const toml::table* table = top.subtable("files", false)) {
+        TableReader reader(*table, "files", "[files]", out);
+        read_files(reader, recipe);
     }
     check_agreement(recipe, anchors, torch_at, out);
 

@@ -62,6 +62,11 @@ struct Recipe {
     std::vector<std::string> requirements;  // [packages] requires, as written
     std::vector<std::pair<std::string, std::string>> environment;  // sorted by variable name
     std::vector<std::string> host_provides;  // sonames beyond the default host-provided set
+    // [loader] library-paths: directories for /etc/ld.so.conf.d/rootlock.conf, in the order
+    // written (it is ldconfig's order); absolute and canonical, unique.
+    std::vector<std::string> library_paths;
+    // [files]: absolute canonical path -> content, sorted by path; written 0644, owned by root.
+    std::vector<std::pair<std::string, std::string>> files;
 };
 
 // Every problem of one recipe: each error's where is "file:line:col", sorted by position.

@@ -8,6 +8,8 @@
 
 namespace rootlock::recipe {
 
+using namespace std::string_view_literals;
+
 namespace {
 
 bool is_digit(char c) {
@@ -46,6 +48,22 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
         parts.push_back(text.substr(start, end - start));
         start = end + 1;
     }
+}
+
+const char* const k_not_canonical =
+    "is not canonical (no empty, \".\" or \"..\" component, no trailing slash)";
+
+// Starts with '/' and names something below the root.
+bool is_absolute_below_root(std::string_view path) {
+    return path.size() > 1 && path.front() == '/';
+}
+
+// Written the one way the image's tree spells it, so that equal paths are equal strings.
+bool is_canonical(std::string_view path) {
+    const auto components = split(path.substr(1), '/');
+    return std::none_of(components.begin(), components.end(), [](std::string_view component) {
+        return component.empty() || component == "." || component == "..";
+    });
 }
 
 }  // namespace
@@ -174,6 +192,38 @@ bool has_image_suffix(std::string_view text) {
             return true;
     }
     return false;
+}
+
+std::optional<std::string> library_path_problem(std::string_view path) {
+    if (!is_absolute_below_root(path))
+        return "is not an absolute directory path such as /opt/lib";
+    if (!is_canonical(path))
+        return k_not_canonical;
+    // ldconfig ends a line at NUL, cuts it at '#', trims whitespace and reads what follows '=' as
+    // a library type; ':' and ',' separated directories in the older syntax.
+    if (path.find_first_of(" \t\n\v\f\r#:,=\0"sv) != std::string_view::npos)
+        return "holds a character ld.so.conf cannot carry (whitespace, '#', ':', ',' or '=')";
+    return std::nullopt;
+}
+
+std::optional<std::string> file_path_problem(std::string_view path) {
+    if (!is_absolute_below_root(path))
+        return "is not an absolute file path such as /etc/motd";
+    if (!is_canonical(path))
+        return k_not_canonical;
+    if (path.find_first_of("\n\0"sv) != std::string_view::npos)
+        return "holds a NUL or newline character";
+    for (const std::string_view mount : {"/dev", "/proc", "/sys"}) {
+        if (path.substr(0, mount.size()) == mount &&
+            (path.size() == mount.size() || path[mount.size()] == '/'))
+            return "is under /dev, /proc or /sys, which pct and LXC mount themselves";
+    }
+    for (const std::string_view own : {"/etc/ld.so.cache", "/etc/ld.so.conf.d/rootlock.conf",
+                                       "/etc/profile.d/rootlock-venv.sh"}) {
+        if (path == own)
+            return "is written by rootlock itself";
+    }
+    return std::nullopt;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -1,5 +1,5 @@
 // Value checks of the recipe, as pure functions: name and hash shapes, CUDA and driver
-// versions, the driver minimum per CUDA major (cuda-wheels.md section 8), key suggestions.
+// versions, the driver minimum per CUDA major (cuda-wheels.md section 8), paths, key suggestions.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +45,13 @@ bool is_soname(std::string_view text);
 bool is_debian_variant(std::string_view text);
 // Ends in .tar.zst, .tar.xz, .tar.gz or .tar.
 bool has_image_suffix(std::string_view text);
+
+// Why a [loader] library-paths entry cannot be a line of ld.so.conf, as the end of a message
+// ("is not canonical (...)"); nullopt when it can. Duplicates are the caller's to find.
+std::optional<std::string> library_path_problem(std::string_view path);
+// Why a [files] key cannot name a file of the image, as the end of a message; nullopt when it
+// can. A path under another [files] path is the caller's to find.
+std::optional<std::string> file_path_problem(std::string_view path);
 
 // Edit distance counting an adjacent swap as one edit (optimal string alignment).
 std::size_t edit_distance(std::string_view a, std::string_view b);

@@ -23,7 +23,10 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
   j. a build onto a full disk (a 4 MiB tmpfs) fails with one line naming the reason and leaves
      nothing behind; the same build elsewhere succeeds;
   k. a lock whose wheel (in the cache under its own sha256) holds a "../" path, an absolute path
-     or a symlink is refused with the scanner's message, and no image is written.
+     or a symlink is refused with the scanner's message, and no image is written;
+  l. the recipe's [files] entry is in the image (0644), its [loader] library path is in
+     /etc/ld.so.conf.d/rootlock.conf, `ldconfig -p` in the chroot finds libcudnn.so.9 there, and
+     /etc/ld.so.cache is byte for byte what glibc's ldconfig writes for the unpacked image.
 """
 import hashlib
 import json
@@ -55,7 +58,11 @@ class Failures:
         return cond
 
 
-def write_recipe(path, index_url, base, requires, torch=True):
+CUDNN_LIB = VENV + "/lib/python3.11/site-packages/nvidia/cudnn/lib"
+EXTRA_FILE = ("/etc/rootlock-test/motd", "built by rootlock\nsecond line\n")
+
+
+def write_recipe(path, index_url, base, requires, torch=True, extras=False):
     base_path, base_sha = base
     torch_tables = ('[torch]\nversion = "2.8.0"\ncuda = "12.8"\n\n'
                     '[cuda]\ndriver = "570.133.07"\n\n') if torch else ""
@@ -66,6 +73,9 @@ def write_recipe(path, index_url, base, requires, torch=True):
                 f'[[index]]\nname = "fixture"\nurl = "{index_url}"\n\n'
                 f'[packages]\nrequires = {json.dumps(requires)}\n\n'
                 '[environment]\nPYTHONUNBUFFERED = "1"\n')
+        if extras:
+            f.write(f'\n[loader]\nlibrary-paths = ["{CUDNN_LIB}"]\n\n'
+                    f'[files]\n"{EXTRA_FILE[0]}" = {json.dumps(EXTRA_FILE[1])}\n')
     return path
 
 
@@ -193,6 +203,30 @@ def activation_scripts_match(fail, rootfs):
     print("(i) the four activation scripts compared with the base's venv")
 
 
+def loader_and_files(fail, rootfs):
+    """(l) the recipe's file, its ld.so.conf.d entry, and the cache glibc's ldconfig would write."""
+    path = os.path.join(rootfs, EXTRA_FILE[0].lstrip("/"))
+    with open(path) as f:
+        content = f.read()
+    fail.expect(content == EXTRA_FILE[1] and (os.stat(path).st_mode & 0o7777) == 0o644,
+                f"(l) {EXTRA_FILE[0]}: {content!r} mode {oct(os.stat(path).st_mode)}")
+    with open(os.path.join(rootfs, "etc/ld.so.conf.d/rootlock.conf")) as f:
+        fail.expect(CUDNN_LIB + "\n" in f.read(), "(l) rootlock.conf lacks the library path")
+    proc = run_in_chroot(rootfs, ["/sbin/ldconfig", "-p"])
+    fail.expect(proc.returncode == 0 and f"=> {CUDNN_LIB}/libcudnn.so.9" in proc.stdout,
+                f"(l) ldconfig -p does not list libcudnn.so.9: {proc.stdout[-800:]}{proc.stderr}")
+    # glibc's ldconfig, run on the unpacked image without touching links, is the referee.
+    proc = run_in_chroot(rootfs, ["/sbin/ldconfig", "-X", "-C", "/tmp/referee.cache"])
+    with open(os.path.join(rootfs, "etc/ld.so.cache"), "rb") as f:
+        ours = f.read()
+    with open(os.path.join(rootfs, "tmp/referee.cache"), "rb") as f:
+        referee = f.read()
+    fail.expect(proc.returncode == 0 and ours == referee,
+                f"(l) /etc/ld.so.cache ({len(ours)} bytes) differs from ldconfig's "
+                f"({len(referee)} bytes): {proc.stderr}")
+    print(f"(l) /etc/ld.so.cache: {len(ours)} bytes, identical to ldconfig's")
+
+
 def full_disk(fail, rootlock, lock, cache, work):
     """(j) ENOSPC half-way: one line, exit non-zero, nothing left; then a roomy build works."""
     mount_point = os.path.join(work, "full")
@@ -275,7 +309,7 @@ def main(argv):
         base = base_tarball()
         with index_server.IndexServer(graph, style="pypi") as server:
             recipe = write_recipe(os.path.join(work, "build.toml"), server.simple_url, base,
-                                  ["app-cli"])
+                                  ["app-cli"], extras=True)
             lock = os.path.join(work, "pylock.buildtest.toml")
             cache = os.path.join(work, "cache-1")
             proc = run([rootlock, "lock", recipe, "-o", lock, "--cache-dir", cache])
@@ -346,6 +380,7 @@ def main(argv):
                 fail.expect(proc.returncode == 0 and "app-cli 1.0.0" in proc.stdout,
                             f"(c) console script: {proc.returncode} {proc.stdout}{proc.stderr}")
                 activation_scripts_match(fail, rootfs)
+                loader_and_files(fail, rootfs)
                 boot_lxc(fail, rootfs, work)
 
             # (e) a failing closure builds nothing.

@@ -175,6 +175,9 @@ LockRootlockData random_tool(Random& r) {
     for (std::size_t i = r.below(3); i > 0; --i)
         data.environment.emplace_back(r.text(), r.text());
     data.host_provides = r.texts(3);
+    data.library_paths = r.texts(3);
+    for (std::size_t i = r.below(3); i > 0; --i)
+        data.files.emplace_back(r.text(), r.text());
     data.closure_ok = r.coin();
     data.closure_objects = r.count();
     for (std::size_t i = r.below(3); i > 0; --i)

@@ -207,6 +207,32 @@ packages = [
         CHECK(c.rootlock->indexes[0].packages == std::vector<std::string>{"q", "p"});
     }
 
+    TEST_CASE("library paths and files are written only when the recipe has them") {
+        Lock lock;
+        lock.packages = {package("a", "1")};
+        lock.rootlock = LockRootlockData{};
+        lock.rootlock->recipe = "r.toml";
+        lock.rootlock->recipe_sha256 = std::string(64, 'a');
+        lock.rootlock->base.kind = "tarball";
+        const std::string without = write_pylock(lock);
+        CHECK(without.find("library-paths") == std::string::npos);
+        CHECK(without.find("files =") == std::string::npos);
+        lock.rootlock->library_paths = {"/opt/b/lib", "/opt/a/lib"};
+        lock.rootlock->files = {{"/etc/z", "last\n"}, {"/etc/motd", "say \"hi\"\n\ttab"}};
+        const std::string with = write_pylock(lock);
+        CHECK(with.find("library-paths = [\n    \"/opt/b/lib\",\n    \"/opt/a/lib\",\n]\n") !=
+              std::string::npos);
+        CHECK(with.find("files = [\n    { path = \"/etc/motd\", content = \"say \\\"hi\\\"\\u000A\\u0009tab\" "
+                        "},\n    { path = \"/etc/z\", content = \"last\\u000A\" },\n]\n") !=
+              std::string::npos);
+        auto back = read_pylock(with, "x.toml");
+        REQUIRE_MESSAGE(back.ok(), back.error().text());
+        CHECK(back->rootlock->library_paths == lock.rootlock->library_paths);  // order kept
+        CHECK(back->rootlock->files ==
+              std::vector<std::pair<std::string, std::string>>{{"/etc/motd", "say \"hi\"\n\ttab"},
+                                                               {"/etc/z", "last\n"}});
+    }
+
     TEST_CASE("an upload time that is not a TOML date-time is left out") {
         Lock lock;
         lock.packages = {package("a", "1")};

@@ -87,6 +87,13 @@ A_FIRST = "1"
 
 [host]
 provides = ["libfoo.so.1"]
+
+[loader]
+library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/opt/extra/lib"]
+
+[files]
+"/etc/pip.conf" = "[global]\nno-index = true\n"
+"/etc/motd" = "Built by rootlock\n"
 )";
         const auto parsed = parse_recipe(text, k_file);
         if (!parsed.ok())
@@ -119,6 +126,34 @@ provides = ["libfoo.so.1"]
         CHECK(recipe.environment == std::vector<std::pair<std::string, std::string>>{
                                         {"A_FIRST", "1"}, {"LD_LIBRARY_PATH", "/opt/extra/lib"}});
         CHECK(recipe.host_provides == std::vector<std::string>{"libfoo.so.1"});
+        CHECK(recipe.library_paths ==
+              std::vector<std::string>{"/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib",
+                                       "/opt/extra/lib"});
+        CHECK(recipe.files == std::vector<std::pair<std::string, std::string>>{
+                                  {"/etc/motd", "Built by rootlock\n"},
+                                  {"/etc/pip.conf", "[global]\nno-index = true\n"}});
+    }
+
+    TEST_CASE("library paths keep the order written and files are sorted by path") {
+        const auto parsed = parse_recipe(k_minimal +
+                                             "[loader]\nlibrary-paths = [\"/z/lib\", \"/a/lib\", "
+                                             "\"/m\"]\n[files]\n\"/z\" = \"\"\n\"/a/b\" = "
+                                             "\"\"\"\nx\n\"\"\"\n\"/a.b\" = \"\\u0000\"\n",
+                                         k_file);
+        if (!parsed.ok())
+            FAIL((parsed.ok() ? "" : parsed.error().text()));
+        const auto& recipe = parsed.value();
+        CHECK(recipe.library_paths == std::vector<std::string>{"/z/lib", "/a/lib", "/m"});
+        CHECK(recipe.files == std::vector<std::pair<std::string, std::string>>{
+                                  {"/a.b", std::string(1, '\0')}, {"/a/b", "x\n"}, {"/z", ""}});
+    }
+
+    TEST_CASE("empty [loader] and [files] tables give empty fields") {
+        const auto parsed = parse_recipe(k_minimal + "[loader]\n[files]\n", k_file);
+        if (!parsed.ok())
+            FAIL((parsed.ok() ? "" : parsed.error().text()));
+        CHECK(parsed.value().library_paths.empty());
+        CHECK(parsed.value().files.empty());
     }
 
     TEST_CASE("every malformed recipe reports its exact complete list of errors") {
@@ -271,6 +306,106 @@ provides = ["libfoo.so.1"]
               "r.toml:10:1: environment key \"1PATH\" is not a variable name",
               "r.toml:11:9: environment.DEBUG: expected a string, found a boolean",
               "r.toml:13:13: host.provides \"libfoo\" is not a soname such as libfoo.so.1"}},
+            {"library paths that are not absolute, not canonical, not ld.so.conf lines, or "
+             "repeated",
+             k_minimal + "[loader]\nlibrary-paths = [\n"
+                         "  \"lib\",\n"
+                         "  \"/\",\n"
+                         "  \"/a//b\",\n"
+                         "  \"/a/../b\",\n"
+                         "  \"/a b\",\n"
+                         "  \"/a\\tb\",\n"
+                         "  \"/a=b\",\n"
+                         "  \"/opt/lib\",\n"
+                         "  \"/opt/lib/x\",\n"
+                         "  \"/opt/lib\",\n"
+                         "  \"lib\",\n"
+                         "]\n",
+             {"r.toml:9:3: loader.library-paths \"lib\" is not an absolute directory path such as "
+              "/opt/lib",
+              "r.toml:10:3: loader.library-paths \"/\" is not an absolute directory path such as "
+              "/opt/lib",
+              "r.toml:11:3: loader.library-paths \"/a//b\" is not canonical (no empty, \".\" or "
+              "\"..\" component, no trailing slash)",
+              "r.toml:12:3: loader.library-paths \"/a/../b\" is not canonical (no empty, \".\" or "
+              "\"..\" component, no trailing slash)",
+              "r.toml:13:3: loader.library-paths \"/a b\" holds a character ld.so.conf cannot "
+              "carry (whitespace, '#', ':', ',' or '=')",
+              "r.toml:14:3: loader.library-paths \"/a\\tb\" holds a character ld.so.conf cannot "
+              "carry (whitespace, '#', ':', ',' or '=')",
+              "r.toml:15:3: loader.library-paths \"/a=b\" holds a character ld.so.conf cannot "
+              "carry (whitespace, '#', ':', ',' or '=')",
+              "r.toml:18:3: loader.library-paths \"/opt/lib\" is listed twice",
+              "r.toml:19:3: loader.library-paths \"lib\" is not an absolute directory path such as "
+              "/opt/lib"}},
+            {"a misspelt [loader] key, and library paths of the wrong types",
+             k_minimal + "[loader]\nlibrary-path = [\"/opt/lib\"]\nlibrary-paths = [\"/a\", 7]\n",
+             {"r.toml:8:1: unknown key \"library-path\" in [loader]; did you mean "
+              "\"library-paths\"?",
+              "r.toml:9:24: loader.library-paths[1]: expected a string, found an integer"}},
+            {"library paths that are a string",
+             k_minimal + "[loader]\nlibrary-paths = \"/opt/lib\"\n",
+             {"r.toml:8:17: loader.library-paths: expected an array of strings, found a string"}},
+            {"[loader] and [files] that are not tables",
+             "loader = [\"/opt/lib\"]\nfiles = \"/etc/motd\"\n" + k_minimal,
+             {"r.toml:1:10: loader: expected a table, found an array",
+              "r.toml:2:9: files: expected a table, found a string"}},
+            {"file paths that are relative, not canonical, mounted, rootlock's own, or not strings",
+             k_minimal + "[files]\n"
+                         "\"etc/motd\" = \"x\"\n"
+                         "\"/\" = \"x\"\n"
+                         "\"/etc/../x\" = \"x\"\n"
+                         "\"/etc/x/\" = \"x\"\n"
+                         "\"/dev/null\" = \"\"\n"
+                         "\"/proc\" = \"\"\n"
+                         "\"/sys/kernel/x\" = \"\"\n"
+                         "\"/etc/ld.so.cache\" = \"\"\n"
+                         "\"/etc/ld.so.conf.d/rootlock.conf\" = \"\"\n"
+                         "\"/etc/profile.d/rootlock-venv.sh\" = \"\"\n"
+                         "\"/etc/motd\" = 1\n"
+                         "\"/etc/a\\nb\" = \"\"\n"
+                         "\"/etc/app\" = \"\"\n"
+                         "\"/etc/app/conf\" = \"\"\n"
+                         "\"/etc/devices\" = [\"x\"]\n"
+                         "etc.motd = \"x\"\n",
+             {"r.toml:8:1: files \"etc/motd\" is not an absolute file path such as /etc/motd",
+              "r.toml:9:1: files \"/\" is not an absolute file path such as /etc/motd",
+              "r.toml:10:1: files \"/etc/../x\" is not canonical (no empty, \".\" or \"..\" "
+              "component, no trailing slash)",
+              "r.toml:11:1: files \"/etc/x/\" is not canonical (no empty, \".\" or \"..\" "
+              "component, no trailing slash)",
+              "r.toml:12:1: files \"/dev/null\" is under /dev, /proc or /sys, which pct and LXC "
+              "mount themselves",
+              "r.toml:13:1: files \"/proc\" is under /dev, /proc or /sys, which pct and LXC mount "
+              "themselves",
+              "r.toml:14:1: files \"/sys/kernel/x\" is under /dev, /proc or /sys, which pct and "
+              "LXC mount themselves",
+              "r.toml:15:1: files \"/etc/ld.so.cache\" is written by rootlock itself",
+              "r.toml:16:1: files \"/etc/ld.so.conf.d/rootlock.conf\" is written by rootlock "
+              "itself",
+              "r.toml:17:1: files \"/etc/profile.d/rootlock-venv.sh\" is written by rootlock "
+              "itself",
+              "r.toml:18:15: files./etc/motd: expected a string, found an integer",
+              "r.toml:19:1: files \"/etc/a\\nb\" holds a NUL or newline character",
+              "r.toml:21:1: files \"/etc/app/conf\" is under \"/etc/app\", which [files] writes as "
+              "a file",
+              "r.toml:22:18: files./etc/devices: expected a string, found an array",
+              "r.toml:23:1: files \"etc\" is not an absolute file path such as /etc/motd",
+              "r.toml:23:1: files.etc: expected a string, found a table"}},
+            {"bad library paths and bad files reported together, sorted by position",
+             k_minimal + "[files]\n\"/etc/motd\" = 1\n\"motd\" = \"x\"\n[loader]\n"
+                         "library-paths = [\"/opt/lib/\", \"opt\", \"/a b\", \"/opt/lib\", "
+                         "\"/opt/lib\"]\n[host]\nprovide = []\n",
+             {"r.toml:8:15: files./etc/motd: expected a string, found an integer",
+              "r.toml:9:1: files \"motd\" is not an absolute file path such as /etc/motd",
+              "r.toml:11:18: loader.library-paths \"/opt/lib/\" is not canonical (no empty, "
+              "\".\" or \"..\" component, no trailing slash)",
+              "r.toml:11:31: loader.library-paths \"opt\" is not an absolute directory path such "
+              "as /opt/lib",
+              "r.toml:11:38: loader.library-paths \"/a b\" holds a character ld.so.conf cannot "
+              "carry (whitespace, '#', ':', ',' or '=')",
+              "r.toml:11:58: loader.library-paths \"/opt/lib\" is listed twice",
+              "r.toml:13:1: unknown key \"provide\" in [host]; did you mean \"provides\"?"}},
             {"several problems at once, sorted by position",
              "[image]\nname = \"Bad Name\"\ncolor = 1\n[base]\ntarball = \"b.tar\"\n"
              "sha256 = \"xyz\"\ndebian = { suite = \"bookworm\" }\n[python]\nversion = 3.11\n"
@@ -316,6 +451,8 @@ provides = ["libfoo.so.1"]
         CHECK(recipe.requirements.empty());
         CHECK(recipe.environment.empty());
         CHECK(recipe.host_provides.empty());
+        CHECK(recipe.library_paths.empty());
+        CHECK(recipe.files.empty());
     }
 
     TEST_CASE("parse_recipe puts every error into one Error, first location as where") {

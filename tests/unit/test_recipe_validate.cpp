@@ -1,8 +1,9 @@
 // Unit tests for the recipe's value checks: names, hashes, CUDA and driver versions, the driver
-// minimum per CUDA major, CUDA tags in index URLs, and key suggestions.
+// minimum per CUDA major, CUDA tags in index URLs, library and file paths, and key suggestions.
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "recipe/recipe_validate.hpp"
@@ -82,6 +83,95 @@ TEST_SUITE("rootlock::recipe") {
         CHECK_FALSE(has_image_suffix(".tar"));
         CHECK(is_debian_variant("minbase"));
         CHECK_FALSE(is_debian_variant("tiny"));
+    }
+
+    TEST_CASE("a library path is an absolute canonical directory that ld.so.conf can carry") {
+        const std::string not_absolute = "is not an absolute directory path such as /opt/lib";
+        const std::string not_canonical =
+            "is not canonical (no empty, \".\" or \"..\" component, no trailing slash)";
+        const std::string bad_character =
+            "holds a character ld.so.conf cannot carry (whitespace, '#', ':', ',' or '=')";
+        for (const char* good : {"/opt/lib", "/a",
+                                 "/opt/venv/lib/python3.11/site-packages/nvidia/"
+                                 "cudnn/lib",
+                                 "/usr/lib/x86_64-linux-gnu", "/a/.b/c..", "/a/...", "/ü/lib"}) {
+            INFO(good);
+            CHECK_FALSE(library_path_problem(good).has_value());
+        }
+        const std::vector<std::pair<std::string, std::string>> bad = {
+            {"", not_absolute},
+            {"/", not_absolute},
+            {"lib", not_absolute},
+            {"./lib", not_absolute},
+            {" /opt/lib", not_absolute},
+            {"//", not_canonical},
+            {"//opt", not_canonical},
+            {"/opt//lib", not_canonical},
+            {"/opt/lib/", not_canonical},
+            {"/.", not_canonical},
+            {"/opt/./lib", not_canonical},
+            {"/opt/..", not_canonical},
+            {"/a b/", not_canonical},
+            {"/a b", bad_character},
+            {"/a\tb", bad_character},
+            {"/a\nb", bad_character},
+            {"/a\rb", bad_character},
+            {"/a\vb", bad_character},
+            {"/a\fb", bad_character},
+            {"/opt/lib ", bad_character},
+            {"/a#b", bad_character},
+            {"/a:/b", bad_character},
+            {"/a,b", bad_character},
+            {"/a=libc6", bad_character},
+            {std::string("/a\0b", 4), bad_character},
+        };
+        for (const auto& [path, problem] : bad) {
+            INFO(path);
+            CHECK(library_path_problem(path) == problem);
+        }
+    }
+
+    TEST_CASE("a file path is absolute, canonical, outside the mounts and not rootlock's own") {
+        const std::string not_absolute = "is not an absolute file path such as /etc/motd";
+        const std::string not_canonical =
+            "is not canonical (no empty, \".\" or \"..\" component, no trailing slash)";
+        const std::string mounted =
+            "is under /dev, /proc or /sys, which pct and LXC mount themselves";
+        const std::string own = "is written by rootlock itself";
+        for (const char* good :
+             {"/etc/motd", "/etc/pip.conf", "/a b/c#d:e,f=g", "/devices", "/dev.d/x", "/etc/dev",
+              "/system/x", "/procfs", "/etc/ld.so.cache.d", "/etc/ld.so.conf.d/other.conf",
+              "/etc/profile.d/rootlock-venv.sh.bak", "/opt/.hidden", "/a\tb"}) {
+            INFO(good);
+            CHECK_FALSE(file_path_problem(good).has_value());
+        }
+        const std::vector<std::pair<std::string, std::string>> bad = {
+            {"", not_absolute},
+            {"/", not_absolute},
+            {"etc/motd", not_absolute},
+            {"~/motd", not_absolute},
+            {"/etc/../x", not_canonical},
+            {"/etc//motd", not_canonical},
+            {"/etc/./motd", not_canonical},
+            {"/etc/motd/", not_canonical},
+            {"/..", not_canonical},
+            {"/dev/../etc/motd", not_canonical},
+            {"/etc/a\nb", "holds a NUL or newline character"},
+            {std::string("/etc/a\0b", 8), "holds a NUL or newline character"},
+            {"/dev", mounted},
+            {"/dev/null", mounted},
+            {"/proc", mounted},
+            {"/proc/1/environ", mounted},
+            {"/sys", mounted},
+            {"/sys/kernel/x", mounted},
+            {"/etc/ld.so.cache", own},
+            {"/etc/ld.so.conf.d/rootlock.conf", own},
+            {"/etc/profile.d/rootlock-venv.sh", own},
+        };
+        for (const auto& [path, problem] : bad) {
+            INFO(path);
+            CHECK(file_path_problem(path) == problem);
+        }
     }
 
     TEST_CASE("a misspelt key is matched to the closest known key") {
