@@ -127,6 +127,7 @@ int run_build_command(const BuildCliOptions& options_in) {
         out["sha256"] = outcome->sha256;
         out["size"] = outcome->size;
         out["entries"] = outcome->entries;
+        out["compiled"] = outcome->compiled;
         out["sbom"] = outcome->sbom_path;
         out["check"] = report;
         fmt::print("{}\n", out.dump(2));
@@ -139,6 +140,8 @@ int run_build_command(const BuildCliOptions& options_in) {
                static_cast<double>(outcome->size) / (1 << 20), outcome->entries, outcome->sha256,
                outcome->report.objects,
                outcome->report.ok ? "every library and version found" : "BROKEN (--allow-broken)");
+    if (outcome->compiled > 0)
+        fmt::print("  bytecode: {} .pyc files, unchecked-hash (PEP 552)\n", outcome->compiled);
     fmt::print("  beside it: {}, {}, {}\n", outcome->sha256_path, outcome->sbom_path, report_path);
     fmt::print(
         "  on Proxmox: copy it to /var/lib/vz/template/cache/ and run\n"

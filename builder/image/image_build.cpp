@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "fs/overlay_tree.hpp"
+#include "image/compile_step.hpp"
 #include "image/sbom.hpp"
 #include "image/tar_index.hpp"
 #include "image/tar_writer.hpp"
@@ -238,11 +239,24 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
     python::InstallScheme scheme{data.venv, data.target.python};
     ROOTLOCK_TRY(venv, python::add_venv(*overlay, scheme, base_python));
     (void)venv;
-    std::map<std::string, Source> wheel_sources;  // canonical path -> member
+    std::vector<std::vector<python::InstalledFile>> plans;
     for (size_t i = 0; i < wheels.size(); ++i) {
         const bool requested = lock.packages[i].rootlock && lock.packages[i].rootlock->requested;
         ROOTLOCK_TRY(plan, python::install_plan(*wheels[i].scan, scheme, requested, base_python));
-        for (auto& file : plan) {
+        plans.push_back(std::move(plan));
+    }
+    if (data.compile_bytecode) {
+        CompileStepInput input{scheme, data.target.python_full, {}, {}, {}};
+        for (size_t i = 0; i < wheels.size(); ++i) {
+            input.wheel_paths.push_back(store.blob_path(wheels[i].sha256));
+            input.wheel_names.push_back(lock.packages[i].wheels.front().name);
+        }
+        ROOTLOCK_TRY(compiled, compile_plans(plans, input));
+        outcome.compiled = compiled;
+    }
+    std::map<std::string, Source> wheel_sources;  // canonical path -> member
+    for (size_t i = 0; i < wheels.size(); ++i) {
+        for (auto& file : plans[i]) {
             if (file.has_content) {
                 ROOTLOCK_TRY(placed,
                              overlay->add_file(file.path, std::move(file.content), file.mode));

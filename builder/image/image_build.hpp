@@ -32,6 +32,7 @@ struct BuildOutcome {
     std::string sha256;
     uint64_t size = 0;
     uint64_t entries = 0;
+    uint64_t compiled = 0;    // .pyc files written (python.compile-bytecode)
     std::string sha256_path;  // IMAGE.sha256
     std::string sbom_path;    // IMAGE.cdx.json
     std::string report_path;  // IMAGE.check.json

@@ -340,6 +340,7 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     data.host_provides = recipe.host_provides;
     data.library_paths = recipe.library_paths;
     data.files = recipe.files;
+    data.compile_bytecode = recipe.python.compile_bytecode;
     data.closure_ok = outcome.report.ok;
     data.closure_objects = outcome.report.objects;
     for (const auto& problem : outcome.report.problems) {

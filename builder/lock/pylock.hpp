@@ -114,6 +114,7 @@ struct LockRootlockData {
     std::vector<std::string> host_provides;                        // sorted, unique
     std::vector<std::string> library_paths;  // the recipe's [loader] library-paths, in order
     std::vector<std::pair<std::string, std::string>> files;  // [files]: path -> content, sorted
+    bool compile_bytecode = false;                           // the recipe's python.compile-bytecode
     bool closure_ok = true;
     uint64_t closure_objects = 0;       // at most INT64_MAX
     std::vector<LockProblem> problems;  // sorted, unique

@@ -357,10 +357,10 @@ void read_base(Reader& r, const View& view, LockBase& base) {
 }
 
 LockRootlockData read_tool(Reader& r, const View& view) {
-    r.check_keys(view,
-                 {"recipe", "recipe-sha256", "image-name", "output", "venv", "source-date-epoch",
-                  "requirements", "environment", "host-provides", "library-paths", "files",
-                  "closure-ok", "closure-objects", "problems", "target", "base", "indexes"});
+    r.check_keys(view, {"recipe", "recipe-sha256", "image-name", "output", "venv",
+                        "source-date-epoch", "requirements", "environment", "host-provides",
+                        "library-paths", "files", "compile-bytecode", "closure-ok",
+                        "closure-objects", "problems", "target", "base", "indexes"});
     LockRootlockData data;
     data.recipe = r.string(view, "recipe", true).value_or("");
     if (auto digest = r.string(view, "recipe-sha256", true)) {
@@ -383,6 +383,7 @@ LockRootlockData read_tool(Reader& r, const View& view) {
     }
     data.host_provides = r.strings(view, "host-provides", false);
     data.library_paths = r.strings(view, "library-paths", false);
+    data.compile_bytecode = r.boolean(view, "compile-bytecode", false).value_or(false);
     for (const View& entry : r.tables(view, "files", false)) {
         r.check_keys(entry, {"path", "content"});
         auto path = r.string(entry, "path", true);

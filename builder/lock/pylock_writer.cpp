@@ -133,6 +133,8 @@ void write_tool(std::string& out, const LockRootlockData& data) {
     // Written only when the recipe has them, so that locks without keep their bytes.
     if (!data.library_paths.empty())
         line(out, "library-paths", toml_string_array(data.library_paths));
+    if (data.compile_bytecode)
+        line(out, "compile-bytecode", boolean(true));
     if (!data.files.empty()) {
         items.clear();
         for (const auto& [path, content] : data.files)

@@ -109,6 +109,36 @@ std::string record_hash(std::string_view bytes) {
     return "sha256=" + util::Sha256::to_base64url(hasher.digest());
 }
 
+// RECORD as pip writes it for `files` (RECORD itself excluded): the wheel's digests where the
+// bytes are the wheel's (the scan checked them against its RECORD), fresh ones where install
+// wrote the bytes. Rows sort by path, as pip's tuples do (not by the row text: ',' sorts after
+// '+').
+std::string record_text(const std::map<std::string, InstalledFile>& files, const std::string& site,
+                        const std::string& record_path) {
+    std::map<std::string, std::string> rows;
+    for (const auto& [path, file] : files) {
+        std::string digest = file.has_content || file.source == nullptr
+                                 ? record_hash(file.content)
+                                 : "sha256=" + file.source->sha256_base64;
+        rows.emplace(relative_to(path, site), digest + "," + std::to_string(file.size));
+    }
+    rows.emplace(relative_to(record_path, site), ",");
+    std::string record;
+    for (const auto& [path, columns] : rows)
+        record += csv_field(path) + "," + columns + "\r\n";
+    return record;
+}
+
+InstalledFile generated(std::string path, std::string content, uint32_t mode) {
+    InstalledFile file;
+    file.path = std::move(path);
+    file.size = content.size();
+    file.content = std::move(content);
+    file.has_content = true;
+    file.mode = mode;
+    return file;
+}
+
 }  // namespace
 
 std::string python_major_minor(const InstallScheme& scheme) {
@@ -246,15 +276,6 @@ util::Result<std::vector<InstalledFile>> install_plan(const WheelScan& scan,
         files.emplace(std::move(key), std::move(file));
         return util::ok_status();
     };
-    auto generated = [](std::string path, std::string content, uint32_t mode) {
-        InstalledFile file;
-        file.path = std::move(path);
-        file.size = content.size();
-        file.content = std::move(content);
-        file.has_content = true;
-        file.mode = mode;
-        return file;
-    };
 
     for (const WheelEntry& entry : scan.entries) {
         if (entry.path == scan.dist_info + "/RECORD")
@@ -314,20 +335,7 @@ util::Result<std::vector<InstalledFile>> install_plan(const WheelScan& scan,
             return status.error();
     }
 
-    // RECORD: the wheel's digests where the bytes are the wheel's (scan checked them against
-    // its RECORD), fresh ones where install wrote the bytes.
-    // Rows sort by path, as pip's tuples do (not by the row text: ',' sorts after '+').
-    std::map<std::string, std::string> rows;
-    for (const auto& [path, file] : files) {
-        std::string digest = file.has_content || file.source == nullptr
-                                 ? record_hash(file.content)
-                                 : "sha256=" + file.source->sha256_base64;
-        rows.emplace(relative_to(path, site), digest + "," + std::to_string(file.size));
-    }
-    rows.emplace(relative_to(record_path, site), ",");
-    std::string record;
-    for (const auto& [path, columns] : rows)
-        record += csv_field(path) + "," + columns + "\r\n";
+    std::string record = record_text(files, site, record_path);
     if (auto status = add(generated(record_path, std::move(record), 0644)); !status.ok())
         return status.error();
 
@@ -336,6 +344,38 @@ util::Result<std::vector<InstalledFile>> install_plan(const WheelScan& scan,
     for (auto& [path, file] : files)
         out.push_back(std::move(file));
     return out;
+}
+
+util::Status add_compiled(std::vector<InstalledFile>& plan, const InstallScheme& scheme,
+                          std::vector<std::pair<std::string, std::string>> pycs) {
+    if (pycs.empty())
+        return util::ok_status();
+    const std::string site = site_packages(scheme);
+    std::map<std::string, InstalledFile> files;
+    std::string record_path;
+    for (InstalledFile& file : plan) {
+        const bool is_record = file.source == nullptr && file.path.ends_with(".dist-info/RECORD") &&
+                               fs::dirname(fs::dirname(file.path)) == site;
+        if (is_record)
+            record_path = file.path;
+        else
+            files.emplace(file.path, std::move(file));
+    }
+    if (record_path.empty())
+        return util::make_error(site, "an install plan without its RECORD (a bug)");
+    for (auto& [path, bytes] : pycs) {
+        if (!path.starts_with(site + "/"))
+            return util::make_error(path, "a compiled file outside site-packages (a bug)");
+        if (files.contains(path))
+            return util::make_error(path, "the wheel already installs this file");
+        files.emplace(path, generated(path, std::move(bytes), 0644));
+    }
+    std::string record = record_text(files, site, record_path);
+    files.emplace(record_path, generated(record_path, std::move(record), 0644));
+    plan.clear();
+    for (auto& [path, file] : files)
+        plan.push_back(std::move(file));
+    return util::ok_status();
 }
 
 util::Status add_venv(fs::OverlayTree& tree, const InstallScheme& scheme,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fs/overlay_tree.hpp"
@@ -72,11 +73,18 @@ struct InstalledFile {
 // RECORD is written as pip writes it: one row per file above, paths relative to site-packages
 // ("../../../bin/x"), "sha256=" digests and sizes (RECORD's own row without them), rows
 // sorted bytewise, CSV quoting as Python's csv module, "\r\n" line ends. No .pyc files are
-// compiled (pip compiles by default; a rootfs build compiles them, if at all, in one later step).
+// compiled here (pip compiles by default; a build asked for them adds them with add_compiled).
 // `base_python` is accepted for interface symmetry with add_venv and is not written anywhere.
 util::Result<std::vector<InstalledFile>> install_plan(const WheelScan& scan,
                                                       const InstallScheme& scheme, bool requested,
                                                       const std::string& base_python);
+
+// pip's compile step after install_plan: each `pycs` entry (root-absolute path under
+// site-packages -> the .pyc bytes) joins the plan as a generated 0644 file, and the plan's
+// RECORD is rewritten to list them with their digests, as pip records the files it compiled.
+// The plan stays sorted by path. Errors: a path the wheel already installs.
+util::Status add_compiled(std::vector<InstalledFile>& plan, const InstallScheme& scheme,
+                          std::vector<std::pair<std::string, std::string>> pycs);
 
 // Adds an empty venv as `python -m venv --without-pip` makes it: VENV/pyvenv.cfg (home =
 // dirname(base_python), include-system-site-packages = false, version = the scheme's version),

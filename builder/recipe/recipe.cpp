@@ -157,8 +157,9 @@ void read_base(TableReader& r, BaseSection& base) {
 }
 
 void read_python(TableReader& r, PythonSection& python) {
-    r.check_keys({"version", "venv"});
+    r.check_keys({"version", "venv", "compile-bytecode"});
     Position at;
+    python.compile_bytecode = r.boolean("compile-bytecode").value_or(false);
     if (auto version = r.string("version", true, &at)) {
         if (!is_python_version(*version))
             r.out().add(at, "python.version " + quoted(*version) + " is not of the form 3.N");

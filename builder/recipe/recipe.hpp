@@ -35,6 +35,8 @@ struct BaseSection {
 struct PythonSection {
     std::string version;             // "3.N"
     std::string venv = "/opt/venv";  // absolute path inside the image
+    // compile-bytecode: .pyc files for the venv's site-packages, as unchecked-hash pycs.
+    bool compile_bytecode = false;
 };
 
 struct TorchSection {

@@ -127,6 +127,18 @@ class TableReader {
         return std::nullopt;
     }
 
+    // An optional boolean; a wrong type is reported and reads as absent.
+    std::optional<bool> boolean(std::string_view key) {
+        const toml::node* node = m_table.get(key);
+        if (node == nullptr)
+            return std::nullopt;
+        if (const auto* value = node->as_boolean())
+            return value->get();
+        m_out.add(*node,
+                  key_path(key) + ": expected a boolean, found " + type_phrase(node->type()));
+        return std::nullopt;
+    }
+
     // The strings of an array, each with its position; wrong elements are reported and skipped.
     std::vector<std::pair<std::string, Position>> strings(std::string_view key) {
         std::vector<std::pair<std::string, Position>> values;

@@ -26,7 +26,10 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
      or a symlink is refused with the scanner's message, and no image is written;
   l. the recipe's [files] entry is in the image (0644), its [loader] library path is in
      /etc/ld.so.conf.d/rootlock.conf, `ldconfig -p` in the chroot finds libcudnn.so.9 there, and
-     /etc/ld.so.cache is byte for byte what glibc's ldconfig writes for the unpacked image.
+     /etc/ld.so.cache is byte for byte what glibc's ldconfig writes for the unpacked image;
+  m. with python.compile-bytecode, app_cli's .pyc is byte for byte what the base's py_compile
+     writes (unchecked-hash, the installed path), RECORD lists every .pyc with its digest, and
+     the import loads it; (b) and (g) show the bytes do not depend on the building environment.
 """
 import hashlib
 import json
@@ -64,12 +67,13 @@ EXTRA_FILE = ("/etc/rootlock-test/motd", "built by rootlock\nsecond line\n")
 
 def write_recipe(path, index_url, base, requires, torch=True, extras=False):
     base_path, base_sha = base
+    bytecode = "compile-bytecode = true\n" if extras else ""
     torch_tables = ('[torch]\nversion = "2.8.0"\ncuda = "12.8"\n\n'
                     '[cuda]\ndriver = "570.133.07"\n\n') if torch else ""
     with open(path, "w") as f:
         f.write(f'[image]\nname = "buildtest"\n\n'
                 f'[base]\ntarball = "{base_path}"\nsha256 = "{base_sha}"\n\n'
-                f'[python]\nversion = "3.11"\n\n{torch_tables}'
+                f'[python]\nversion = "3.11"\n{bytecode}\n{torch_tables}'
                 f'[[index]]\nname = "fixture"\nurl = "{index_url}"\n\n'
                 f'[packages]\nrequires = {json.dumps(requires)}\n\n'
                 '[environment]\nPYTHONUNBUFFERED = "1"\n')
@@ -227,6 +231,48 @@ def loader_and_files(fail, rootfs):
     print(f"(l) /etc/ld.so.cache: {len(ours)} bytes, identical to ldconfig's")
 
 
+BYTECODE_REFEREE = r"""
+import base64, csv, hashlib, importlib.util, os, py_compile, sys
+site = sys.argv[1]
+source = os.path.join(site, "app_cli/main.py")
+ours = importlib.util.cache_from_source(source)
+with open(ours, "rb") as f:
+    ours_bytes = f.read()
+referee = "/tmp/referee.pyc"
+py_compile.compile(source, cfile=referee, dfile=source, doraise=True,
+                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+with open(referee, "rb") as f:
+    print("same-as-py_compile", ours_bytes == f.read())
+record = next(os.path.join(site, d, "RECORD") for d in os.listdir(site)
+              if d.startswith("app_cli-") and d.endswith(".dist-info"))
+bad, pycs = [], 0
+for row in csv.reader(open(record, newline="")):
+    path, digest, size = row
+    if not digest:
+        continue
+    with open(os.path.join(site, path), "rb") as f:
+        data = f.read()
+    want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    if want != digest or str(len(data)) != size:
+        bad.append(path)
+    pycs += path.endswith(".pyc")
+print("record-pycs", pycs, "bad", bad)
+import app_cli.main
+print("loaded-from", app_cli.main.__cached__)
+"""
+
+
+def bytecode_checks(fail, rootfs):
+    """(m) compile-bytecode: the .pyc is what the base's own py_compile writes (unchecked-hash,
+    same path), RECORD lists it with the right digest, and the import uses it."""
+    site = VENV + "/lib/python3.11/site-packages"
+    proc = run_in_chroot(rootfs, [VENV + "/bin/python", "-c", BYTECODE_REFEREE, site])
+    print(f"(m) {proc.stdout.strip()}")
+    fail.expect(proc.returncode == 0 and "same-as-py_compile True" in proc.stdout and
+                "bad []" in proc.stdout and "record-pycs 0 " not in proc.stdout,
+                f"(m) bytecode: {proc.returncode} {proc.stdout}{proc.stderr}")
+
+
 def full_disk(fail, rootlock, lock, cache, work):
     """(j) ENOSPC half-way: one line, exit non-zero, nothing left; then a roomy build works."""
     mount_point = os.path.join(work, "full")
@@ -381,6 +427,7 @@ def main(argv):
                             f"(c) console script: {proc.returncode} {proc.stdout}{proc.stderr}")
                 activation_scripts_match(fail, rootfs)
                 loader_and_files(fail, rootfs)
+                bytecode_checks(fail, rootfs)
                 boot_lxc(fail, rootfs, work)
 
             # (e) a failing closure builds nothing.

@@ -178,6 +178,7 @@ LockRootlockData random_tool(Random& r) {
     data.library_paths = r.texts(3);
     for (std::size_t i = r.below(3); i > 0; --i)
         data.files.emplace_back(r.text(), r.text());
+    data.compile_bytecode = r.coin();
     data.closure_ok = r.coin();
     data.closure_objects = r.count();
     for (std::size_t i = r.below(3); i > 0; --i)

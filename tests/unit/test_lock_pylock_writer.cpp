@@ -217,16 +217,21 @@ packages = [
         const std::string without = write_pylock(lock);
         CHECK(without.find("library-paths") == std::string::npos);
         CHECK(without.find("files =") == std::string::npos);
+        CHECK(without.find("compile-bytecode") == std::string::npos);
+        lock.rootlock->compile_bytecode = true;
         lock.rootlock->library_paths = {"/opt/b/lib", "/opt/a/lib"};
         lock.rootlock->files = {{"/etc/z", "last\n"}, {"/etc/motd", "say \"hi\"\n\ttab"}};
         const std::string with = write_pylock(lock);
         CHECK(with.find("library-paths = [\n    \"/opt/b/lib\",\n    \"/opt/a/lib\",\n]\n") !=
               std::string::npos);
-        CHECK(with.find("files = [\n    { path = \"/etc/motd\", content = \"say \\\"hi\\\"\\u000A\\u0009tab\" "
+        CHECK(with.find("files = [\n    { path = \"/etc/motd\", content = \"say "
+                        "\\\"hi\\\"\\u000A\\u0009tab\" "
                         "},\n    { path = \"/etc/z\", content = \"last\\u000A\" },\n]\n") !=
               std::string::npos);
         auto back = read_pylock(with, "x.toml");
         REQUIRE_MESSAGE(back.ok(), back.error().text());
+        CHECK(with.find("compile-bytecode = true\n") != std::string::npos);
+        CHECK(back->rootlock->compile_bytecode);
         CHECK(back->rootlock->library_paths == lock.rootlock->library_paths);  // order kept
         CHECK(back->rootlock->files ==
               std::vector<std::pair<std::string, std::string>>{{"/etc/motd", "say \"hi\"\n\ttab"},

@@ -148,6 +148,16 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
                                   {"/a.b", std::string(1, '\0')}, {"/a/b", "x\n"}, {"/z", ""}});
     }
 
+    TEST_CASE("python.compile-bytecode is a boolean") {
+        const auto on = parse_recipe(k_minimal + "compile-bytecode = true\n", k_file);
+        REQUIRE_MESSAGE(on.ok(), (on.ok() ? "" : on.error().text()));
+        CHECK(on.value().python.compile_bytecode);
+        const auto wrong = parse_recipe(k_minimal + "compile-bytecode = \"yes\"\n", k_file);
+        REQUIRE_FALSE(wrong.ok());
+        CHECK(wrong.error().text() ==
+              "r.toml:7:20: python.compile-bytecode: expected a boolean, found a string");
+    }
+
     TEST_CASE("empty [loader] and [files] tables give empty fields") {
         const auto parsed = parse_recipe(k_minimal + "[loader]\n[files]\n", k_file);
         if (!parsed.ok())
@@ -445,6 +455,7 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
         CHECK(recipe.base.debian->include.empty());
         CHECK_FALSE(recipe.base.tarball.has_value());
         CHECK(recipe.python.venv == "/opt/venv");
+        CHECK_FALSE(recipe.python.compile_bytecode);
         CHECK_FALSE(recipe.torch.has_value());
         CHECK_FALSE(recipe.cuda.has_value());
         CHECK(recipe.indexes.empty());
