@@ -21,6 +21,7 @@
 #include "python/metadata.hpp"
 #include "python/pep508.hpp"
 #include "python/wheel_install.hpp"
+#include "python/wheel_scan.hpp"
 #include "python/wheel_tags.hpp"
 #include "resolve/resolver.hpp"
 #include "util/sha256.hpp"
@@ -306,6 +307,7 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
         PackageRootlockData data;
         data.provides = wheels[i].scan->provides;
         data.needs = wheels[i].scan->needs;
+        data.needs_versions = python::needed_versions(*wheels[i].scan);
         data.requested = package.direct;
         out.rootlock = std::move(data);
         lock.packages.push_back(std::move(out));

@@ -41,6 +41,9 @@ struct PackageRootlockData {
     std::vector<std::string> provides;  // sonames its wheel provides, sorted, unique
     std::vector<std::string> needs;     // sonames its ELF objects need from outside, sorted, unique
     bool requested = false;             // a direct requirement of the recipe
+    // Symbol versions those objects need from outside ("GLIBC_2.17", "GLIBCXX_3.4.29"), sorted,
+    // unique; empty in locks written before rootlock recorded them.
+    std::vector<std::string> needs_versions;
 
     bool operator==(const PackageRootlockData&) const = default;
 };

@@ -281,11 +281,12 @@ LockWheel read_wheel(Reader& r, const View& view) {
 }
 
 PackageRootlockData read_package_tool(Reader& r, const View& view) {
-    r.check_keys(view, {"provides", "needs", "requested"});
+    r.check_keys(view, {"provides", "needs", "requested", "needs-versions"});
     PackageRootlockData data;
     data.provides = r.strings(view, "provides", false);
     data.needs = r.strings(view, "needs", false);
     data.requested = r.boolean(view, "requested", false).value_or(false);
+    data.needs_versions = r.strings(view, "needs-versions", false);
     return data;
 }
 

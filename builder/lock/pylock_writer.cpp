@@ -107,6 +107,8 @@ void write_package(std::string& out, const LockPackage& package) {
         line(out, "provides", toml_string_array(package.rootlock->provides));
         line(out, "needs", toml_string_array(package.rootlock->needs));
         line(out, "requested", boolean(package.rootlock->requested));
+        if (!package.rootlock->needs_versions.empty())
+            line(out, "needs-versions", toml_string_array(package.rootlock->needs_versions));
     }
 }
 
@@ -199,6 +201,7 @@ Lock canonicalize(Lock lock) {
         if (package.rootlock) {
             sort_unique(package.rootlock->provides);
             sort_unique(package.rootlock->needs);
+            sort_unique(package.rootlock->needs_versions);
         }
     }
     std::vector<std::pair<PackageOrder, LockPackage>> keyed;

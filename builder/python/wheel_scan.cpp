@@ -517,6 +517,24 @@ void collect_sonames(WheelScan& scan) {
 
 }  // namespace
 
+std::vector<std::string> needed_versions(const WheelScan& scan) {
+    const std::set<std::string> provided(scan.provides.begin(), scan.provides.end());
+    std::set<std::string> versions;
+    for (const WheelEntry& entry : scan.entries) {
+        if (!entry.elf)
+            continue;
+        for (const elf::VersionNeed& need : entry.elf->version_needs) {
+            if (provided.contains(need.file))
+                continue;
+            for (const elf::NeededVersion& version : need.versions) {
+                if (!version.weak)
+                    versions.insert(version.name);
+            }
+        }
+    }
+    return {versions.begin(), versions.end()};
+}
+
 const WheelEntry* find_entry(const WheelScan& scan, std::string_view path) {
     auto found = std::lower_bound(
         scan.entries.begin(), scan.entries.end(), path,

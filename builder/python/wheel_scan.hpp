@@ -68,6 +68,11 @@ struct ScanOptions {
 // cannot feed a hash of the file.
 util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptions& options = {});
 
+// The symbol versions the wheel's ELF objects need from sonames it does not provide
+// ("GLIBC_2.17", "GLIBCXX_3.4.29"), weak ones left out: what its users' base must define. Sorted,
+// unique; derived from the entries, so scans read from the cache give it too.
+std::vector<std::string> needed_versions(const WheelScan& scan);
+
 // The entry at `path` (as stored), or nullptr; entries are sorted, so this is a binary search.
 const WheelEntry* find_entry(const WheelScan& scan, std::string_view path);
 

@@ -37,9 +37,10 @@ Lock small_lock() {
     Lock lock;
     LockPackage torch = package("torch", "2.8.0+cu128", k_sha_a);
     torch.dependencies = {{"numpy", std::nullopt}};
-    torch.rootlock = PackageRootlockData{{"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true};
+    torch.rootlock =
+        PackageRootlockData{{"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true, {}};
     LockPackage numpy = package("numpy", "2.1.0", k_sha_b);
-    numpy.rootlock = PackageRootlockData{{}, {"libm.so.6"}, false};
+    numpy.rootlock = PackageRootlockData{{}, {"libm.so.6"}, false, {}};
     lock.packages = {torch, numpy};
     LockRootlockData data;
     data.recipe_sha256 = k_sha_c;

@@ -146,7 +146,7 @@ LockPackage random_package(Random& r) {
     for (std::size_t i = r.below(3); i > 0; --i)
         package.wheels.push_back(random_wheel(r));
     if (r.coin())
-        package.rootlock = PackageRootlockData{r.texts(3), r.texts(3), r.coin()};
+        package.rootlock = PackageRootlockData{r.texts(3), r.texts(3), r.coin(), r.texts(3)};
     return package;
 }
 
@@ -224,7 +224,7 @@ TEST_SUITE("rootlock::lock") {
         wheel.hashes = {{"sha256", std::string(64, '1')}, {"sha512", std::string(128, '2')}};
         torch.wheels = {wheel};
         torch.rootlock =
-            PackageRootlockData{{"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true};
+            PackageRootlockData{{"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true, {}};
         lock.packages = {torch};
         LockRootlockData data;
         data.recipe = "recipes/demo.toml";

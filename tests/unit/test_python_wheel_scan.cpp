@@ -481,4 +481,26 @@ TEST_SUITE("rootlock::python") {
             CHECK(parsed.error().text() == expected);
         }
     }
+
+    TEST_CASE("needed versions: from sonames the wheel does not provide, weak ones left out") {
+        WheelScan scan;
+        scan.provides = {"libtorch.so"};
+        auto entry = [](std::vector<rootlock::elf::VersionNeed> needs) {
+            rootlock::python::WheelEntry e;
+            e.path = "x.so";
+            e.elf.emplace();
+            e.elf->version_needs = std::move(needs);
+            return e;
+        };
+        rootlock::elf::NeededVersion glibc_217{"GLIBC_2.17", 0, 2, false};
+        rootlock::elf::NeededVersion glibc_228{"GLIBC_2.28", 0, 3, false};
+        rootlock::elf::NeededVersion weak{"GLIBC_2.99", 0, 4, true};
+        rootlock::elf::NeededVersion cxx{"GLIBCXX_3.4.29", 0, 5, false};
+        rootlock::elf::NeededVersion own{"TORCH_1", 0, 6, false};
+        scan.entries.push_back(entry({{"libc.so.6", {glibc_228, weak}}, {"libtorch.so", {own}}}));
+        scan.entries.push_back(entry({{"libc.so.6", {glibc_217}}, {"libstdc++.so.6", {cxx}}}));
+        scan.entries.emplace_back();  // not ELF
+        CHECK(rootlock::python::needed_versions(scan) ==
+              std::vector<std::string>{"GLIBCXX_3.4.29", "GLIBC_2.17", "GLIBC_2.28"});
+    }
 }
