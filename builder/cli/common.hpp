@@ -42,6 +42,7 @@ class Style {
     std::string yellow(std::string_view text) const;
     std::string green(std::string_view text) const;
     std::string dim(std::string_view text) const;
+    bool colour() const { return m_colour; }
 
   private:
     std::string wrap(std::string_view code, std::string_view text) const;

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     register_why(app, run);
     register_lock(app, run);
     register_build(app, run);
+    register_diff(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
