@@ -15,5 +15,6 @@ void register_why(CLI::App& app, std::function<int()>& run);
 void register_lock(CLI::App& app, std::function<int()>& run);
 void register_build(CLI::App& app, std::function<int()>& run);
 void register_diff(CLI::App& app, std::function<int()>& run);
+void register_freeze(CLI::App& app, std::function<int()>& run);
 
 }  // namespace rootlock::cli

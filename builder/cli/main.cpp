@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     register_lock(app, run);
     register_build(app, run);
     register_diff(app, run);
+    register_freeze(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -118,6 +118,9 @@ struct LockRootlockData {
     std::vector<std::string> library_paths;  // the recipe's [loader] library-paths, in order
     std::vector<std::pair<std::string, std::string>> files;  // [files]: path -> content, sorted
     bool compile_bytecode = false;                           // the recipe's python.compile-bytecode
+    // Set by `rootlock freeze` (the environment's prefix): the lock describes a live environment,
+    // so it has no recipe and no base.
+    std::string frozen_from;
     bool closure_ok = true;
     uint64_t closure_objects = 0;       // at most INT64_MAX
     std::vector<LockProblem> problems;  // sorted, unique

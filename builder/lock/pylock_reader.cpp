@@ -358,13 +358,16 @@ void read_base(Reader& r, const View& view, LockBase& base) {
 }
 
 LockRootlockData read_tool(Reader& r, const View& view) {
-    r.check_keys(view, {"recipe", "recipe-sha256", "image-name", "output", "venv",
+    r.check_keys(view, {"frozen-from", "recipe", "recipe-sha256", "image-name", "output", "venv",
                         "source-date-epoch", "requirements", "environment", "host-provides",
                         "library-paths", "files", "compile-bytecode", "closure-ok",
                         "closure-objects", "problems", "target", "base", "indexes"});
     LockRootlockData data;
-    data.recipe = r.string(view, "recipe", true).value_or("");
-    if (auto digest = r.string(view, "recipe-sha256", true)) {
+    // A frozen lock describes a live environment: no recipe made it, no base is known.
+    data.frozen_from = r.string(view, "frozen-from", false).value_or("");
+    const bool frozen = !data.frozen_from.empty();
+    data.recipe = r.string(view, "recipe", !frozen).value_or("");
+    if (auto digest = r.string(view, "recipe-sha256", !frozen)) {
         if (!is_lower_hex(*digest, 64))
             r.add(*view.table.get("recipe-sha256"), view.key_path("recipe-sha256") + " " +
                                                         quoted(*digest) +
@@ -403,7 +406,7 @@ LockRootlockData read_tool(Reader& r, const View& view) {
     }
     if (const toml::table* target = r.table(view, "target", true))
         read_target(r, View{*target, view.key_path("target")}, data.target);
-    if (const toml::table* base = r.table(view, "base", true))
+    if (const toml::table* base = r.table(view, "base", !frozen))
         read_base(r, View{*base, view.key_path("base")}, data.base);
     for (const View& entry : r.tables(view, "indexes", false)) {
         r.check_keys(entry, {"name", "url", "packages"});

@@ -119,8 +119,15 @@ void write_optional(std::string& out, std::string_view key, const std::string& v
 
 void write_tool(std::string& out, const LockRootlockData& data) {
     out += "\n[tool.rootlock]\n";
-    line(out, "recipe", toml_string(data.recipe));
-    line(out, "recipe-sha256", toml_string(data.recipe_sha256));
+    const bool frozen = !data.frozen_from.empty();
+    // A live environment's lock (frozen-from): no recipe made it and no base is known, so those
+    // keys appear only when set.
+    if (frozen)
+        line(out, "frozen-from", toml_string(data.frozen_from));
+    if (!frozen || !data.recipe.empty())
+        line(out, "recipe", toml_string(data.recipe));
+    if (!frozen || !data.recipe_sha256.empty())
+        line(out, "recipe-sha256", toml_string(data.recipe_sha256));
     line(out, "image-name", toml_string(data.image_name));
     line(out, "output", toml_string(data.output));
     line(out, "venv", toml_string(data.venv));
@@ -169,18 +176,20 @@ void write_tool(std::string& out, const LockRootlockData& data) {
 
     // The base keys that do not apply to its kind stay out rather than sit there empty.
     const LockBase& base = data.base;
-    out += "\n[tool.rootlock.base]\n";
-    line(out, "kind", toml_string(base.kind));
-    write_optional(out, "url", base.url);
-    write_optional(out, "path", base.path);
-    write_optional(out, "sha256", base.sha256);
-    if (base.size)
-        line(out, "size", std::to_string(*base.size));
-    write_optional(out, "suite", base.suite);
-    write_optional(out, "mirror", base.mirror);
-    write_optional(out, "variant", base.variant);
-    if (!base.include.empty())
-        line(out, "include", toml_string_array(base.include));
+    if (!frozen || !base.kind.empty()) {
+        out += "\n[tool.rootlock.base]\n";
+        line(out, "kind", toml_string(base.kind));
+        write_optional(out, "url", base.url);
+        write_optional(out, "path", base.path);
+        write_optional(out, "sha256", base.sha256);
+        if (base.size)
+            line(out, "size", std::to_string(*base.size));
+        write_optional(out, "suite", base.suite);
+        write_optional(out, "mirror", base.mirror);
+        write_optional(out, "variant", base.variant);
+        if (!base.include.empty())
+            line(out, "include", toml_string_array(base.include));
+    }
 
     for (const LockIndex& index : data.indexes) {
         out += "\n[[tool.rootlock.indexes]]\n";

@@ -29,7 +29,10 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
      /etc/ld.so.cache is byte for byte what glibc's ldconfig writes for the unpacked image;
   m. with python.compile-bytecode, app_cli's .pyc is byte for byte what the base's py_compile
      writes (unchecked-hash, the installed path), RECORD lists every .pyc with its digest, and
-     the import loads it; (b) and (g) show the bytes do not depend on the building environment.
+     the import loads it; (b) and (g) show the bytes do not depend on the building environment;
+  n. `rootlock freeze` of the unpacked image's venv gives the lock's packages, versions and
+     soname tables and the base's target; a deleted and a modified file are both reported (exit 1,
+     no lock written).
 """
 import hashlib
 import json
@@ -273,6 +276,45 @@ def bytecode_checks(fail, rootfs):
                 f"(m) bytecode: {proc.returncode} {proc.stdout}{proc.stderr}")
 
 
+def freeze_checks(fail, rootlock, rootfs, lock, work):
+    """(n) freeze of the image's venv gives the lock's packages, versions and soname tables; a
+    deleted and a modified file are both reported and no lock is written."""
+    frozen = os.path.join(work, "pylock.frozen.toml")
+    proc = run([rootlock, "freeze", "--root", rootfs, VENV, "-o", frozen])
+    print(f"(n) {proc.stderr.strip().splitlines()[-2] if proc.stderr else ''}")
+    if not fail.expect(proc.returncode == 0 and os.path.isfile(frozen),
+                       f"(n) freeze: exit {proc.returncode}: {proc.stderr}"):
+        return
+    with open(lock, "rb") as f:
+        locked = {p["name"]: p for p in tomllib.load(f)["packages"]}
+    with open(frozen, "rb") as f:
+        data = tomllib.load(f)
+    got = {p["name"]: p for p in data["packages"]}
+    fail.expect({n: p["version"] for n, p in got.items()} ==
+                {n: p["version"] for n, p in locked.items()},
+                f"(n) frozen package set: {sorted(set(got) ^ set(locked))}")
+    tables = [n for n in locked if n in got and
+              locked[n]["tool"]["rootlock"]["provides"] != got[n]["tool"]["rootlock"]["provides"]]
+    fail.expect(not tables, f"(n) soname tables differ for {tables}")
+    target = data["tool"]["rootlock"]["target"]
+    fail.expect(target["python-full"] == "3.11.2" and target["glibc"] == "2.36" and
+                data["tool"]["rootlock"]["frozen-from"] == VENV, f"(n) target {target}")
+    # Damage one file of app-cli and delete another, in place (the LXC test ran on a copy).
+    site = os.path.join(rootfs, VENV.lstrip("/"), "lib/python3.11/site-packages")
+    with open(os.path.join(site, "app_cli/main.py"), "a") as f:
+        f.write("# changed\n")
+    os.remove(os.path.join(site, "app_cli/__init__.py"))
+    damaged = os.path.join(work, "pylock.damaged.toml")
+    proc = run([rootlock, "freeze", "--root", rootfs, VENV, "-o", damaged])
+    fail.expect(proc.returncode == 1 and not os.path.exists(damaged) and
+                f"app-cli: {VENV}/lib/python3.11/site-packages/app_cli/__init__.py: missing"
+                in proc.stderr and
+                f"app-cli: {VENV}/lib/python3.11/site-packages/app_cli/main.py: size" in proc.stderr,
+                f"(n) damaged venv: exit {proc.returncode}: {proc.stderr}")
+    print("(n) damage reported: " + "; ".join(
+        line for line in proc.stderr.splitlines() if "damaged:" in line))
+
+
 def full_disk(fail, rootlock, lock, cache, work):
     """(j) ENOSPC half-way: one line, exit non-zero, nothing left; then a roomy build works."""
     mount_point = os.path.join(work, "full")
@@ -428,6 +470,7 @@ def main(argv):
                 activation_scripts_match(fail, rootfs)
                 loader_and_files(fail, rootfs)
                 bytecode_checks(fail, rootfs)
+                freeze_checks(fail, rootlock, rootfs, lock, work)
                 boot_lxc(fail, rootfs, work)
 
             # (e) a failing closure builds nothing.

@@ -179,6 +179,8 @@ LockRootlockData random_tool(Random& r) {
     for (std::size_t i = r.below(3); i > 0; --i)
         data.files.emplace_back(r.text(), r.text());
     data.compile_bytecode = r.coin();
+    if (r.coin())
+        data.frozen_from = "/opt/" + r.text();
     data.closure_ok = r.coin();
     data.closure_objects = r.count();
     for (std::size_t i = r.below(3); i > 0; --i)

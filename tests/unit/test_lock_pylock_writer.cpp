@@ -238,6 +238,29 @@ packages = [
                                                                {"/etc/z", "last\n"}});
     }
 
+    TEST_CASE("a frozen lock has frozen-from instead of a recipe, and no base") {
+        Lock lock;
+        lock.packages = {package("a", "1")};
+        lock.rootlock = LockRootlockData{};
+        lock.rootlock->frozen_from = "/opt/venv";
+        lock.rootlock->target.python = "3.11";
+        const std::string text = write_pylock(lock);
+        CHECK(text.find("frozen-from = \"/opt/venv\"\n") != std::string::npos);
+        CHECK(text.find("recipe") == std::string::npos);
+        CHECK(text.find("[tool.rootlock.base]") == std::string::npos);
+        auto back = read_pylock(text, "frozen.toml");
+        REQUIRE_MESSAGE(back.ok(), back.error().text());
+        CHECK(*back == canonicalize(lock));
+        // Without frozen-from, the recipe and the base are required as before.
+        std::string unfrozen = text;
+        unfrozen.erase(unfrozen.find("frozen-from"),
+                       std::string("frozen-from = \"/opt/venv\"\n").size());
+        auto refused = read_pylock(unfrozen, "x.toml");
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().text().find("is missing required key \"recipe\"") !=
+              std::string::npos);
+    }
+
     TEST_CASE("an upload time that is not a TOML date-time is left out") {
         Lock lock;
         lock.packages = {package("a", "1")};

@@ -1,0 +1,122 @@
+// `rootlock freeze VENV`: a lock of what a live environment holds (lock/freeze.hpp), every
+// RECORD verified; a damaged environment is not called known-good unless --allow-damaged.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "lock/freeze.hpp"
+#include "lock/pylock.hpp"
+#include "util/atomic_file.hpp"
+
+namespace rootlock::cli {
+
+namespace {
+
+struct FreezeCliOptions {
+    std::string venv;
+    std::string root = "/";
+    std::string output;  // empty: the lock goes to stdout
+    bool allow_damaged = false;
+    bool json = false;
+    int jobs = 2;
+};
+
+std::string summary(const lock::FreezeResult& result, const std::string& venv) {
+    const lock::LockTarget& target = result.lock.rootlock->target;
+    std::string where = target.python_full.empty() ? target.python : target.python_full;
+    if (!target.glibc.empty())
+        where += ", glibc " + target.glibc;
+    if (!target.arch.empty())
+        where += ", " + target.arch;
+    return fmt::format("froze {} distributions from {} (Python {}): {} files, {:.1f} MB verified",
+                       result.lock.packages.size(), venv, where, result.files_hashed,
+                       static_cast<double>(result.bytes_hashed) / 1e6);
+}
+
+int run_freeze_command(const FreezeCliOptions& options) {
+    if (options.json && options.output.empty())
+        return fail_usage("--json needs -o LOCK: stdout carries the JSON");
+    auto tree = open_root(options.root);
+    if (!tree.ok())
+        return fail_usage(tree.error().text());
+    lock::FreezeOptions freeze_options;
+    freeze_options.venv = options.venv;
+    freeze_options.threads = options.jobs;
+    auto result = lock::freeze_environment(**tree, freeze_options);
+    if (!result.ok())
+        return fail_usage(result.error().text());
+    const bool damaged = !result->problems.empty();
+    if (damaged) {
+        // Recorded in the lock when it is written anyway, so nobody mistakes it for known-good.
+        for (const auto& problem : result->problems)
+            result->lock.rootlock->problems.push_back(
+                {"record-mismatch", problem.distribution, problem.path + ": " + problem.problem});
+        result->lock.rootlock->closure_ok = false;
+    }
+    Style style(stderr);
+    if (options.json) {
+        nlohmann::ordered_json out;
+        out["venv"] = options.venv;
+        out["distributions"] = result->lock.packages.size();
+        out["files_hashed"] = result->files_hashed;
+        out["bytes_hashed"] = result->bytes_hashed;
+        out["problems"] = nlohmann::json::array();
+        for (const auto& problem : result->problems)
+            out["problems"].push_back({{"distribution", problem.distribution},
+                                       {"path", problem.path},
+                                       {"problem", problem.problem}});
+        out["notes"] = result->notes;
+        out["written"] = !damaged || options.allow_damaged;
+        fmt::print("{}\n", out.dump(2));
+    } else {
+        for (const auto& note : result->notes)
+            fmt::print(stderr, "{} {}\n", style.yellow("note:"), note);
+        for (const auto& problem : result->problems)
+            fmt::print(stderr, "{} {}: {}: {}\n", style.red("damaged:"), problem.distribution,
+                       problem.path, problem.problem);
+        fmt::print(stderr, "{}\n", summary(*result, options.venv));
+    }
+    if (damaged && !options.allow_damaged) {
+        if (!options.json)
+            fmt::print(stderr,
+                       "{} files differ from their RECORD: no lock written (--allow-damaged writes "
+                       "one that records them)\n",
+                       result->problems.size());
+        return k_exit_problems;
+    }
+    const std::string text = lock::write_pylock(result->lock);
+    if (options.output.empty()) {
+        fmt::print("{}", text);
+        return k_exit_ok;
+    }
+    if (auto written = util::write_file_atomically(options.output, text); !written.ok())
+        return fail_usage(written.error().text());
+    if (!options.json)
+        fmt::print(stderr, "wrote {}\n", options.output);
+    return k_exit_ok;
+}
+
+}  // namespace
+
+void register_freeze(CLI::App& app, std::function<int()>& run) {
+    auto options = std::make_shared<FreezeCliOptions>();
+    CLI::App* command =
+        app.add_subcommand("freeze", "Write a lock of a live environment, every RECORD verified");
+    command
+        ->add_option("venv", options->venv,
+                     "The environment's prefix (or a site-packages), inside --root")
+        ->required();
+    command->add_option("--root", options->root, "The root it lives in (default: /)");
+    command->add_option("-o,--output", options->output, "The lock to write (default: stdout)");
+    command->add_flag("--allow-damaged", options->allow_damaged,
+                      "Write the lock even when files differ from their RECORD (recorded in it)");
+    command->add_flag("--json", options->json, "Print the outcome as JSON (needs -o)");
+    command->add_option("-j,--jobs", options->jobs, "Hashing threads (default: 2)")
+        ->check(CLI::Range(1, 64));
+    command->callback(
+        [options, &run] { run = [options] { return run_freeze_command(*options); }; });
+}
+
+}  // namespace rootlock::cli
