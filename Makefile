@@ -55,6 +55,7 @@ bench: build
 	python3 tests/bench/bench_lock.py $(BUILD)/rootlock
 	python3 tests/bench/bench_build.py $(BUILD)/rootlock
 	python3 tests/bench/bench_diff.py $(BUILD)/rootlock
+	python3 tests/bench/bench_freeze.py $(BUILD)/rootlock
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -10,6 +10,10 @@
 #include "cli/report_text.hpp"
 #include "fs/path_resolve.hpp"
 #include "loader/dst.hpp"
+#include "lock/freeze.hpp"
+#include "lock/lock_verify.hpp"
+#include "lock/pylock.hpp"
+#include "util/atomic_file.hpp"
 
 namespace rootlock::cli {
 
@@ -23,12 +27,60 @@ struct CheckCliOptions {
     std::string ld_library_path;
     std::string hwcaps;
     std::vector<std::string> paths;
+    std::string lock;  // --lock: verify the environment at PATH against it instead
 };
+
+// `check --lock LOCK PATH`: the live environment at PATH against the lock, every RECORD
+// verified. Exit 0 when it is what the lock says, 1 when not.
+int run_lock_verification(const CheckCliOptions& options, const fs::FileTree& tree) {
+    if (options.paths.size() != 1)
+        return fail_usage("--lock needs exactly one PATH: the environment to verify");
+    auto text = util::read_host_file(options.lock);
+    if (!text.ok())
+        return fail_usage(text.error().text());
+    auto lock = lock::read_pylock(*text, options.lock);
+    if (!lock.ok())
+        return fail_usage(lock.error().text());
+    lock::FreezeOptions freeze_options;
+    freeze_options.venv = fs::normalize(options.paths.front());
+    auto live = lock::freeze_environment(tree, freeze_options);
+    if (!live.ok())
+        return fail_usage(live.error().text());
+    const auto mismatches = lock::compare_with_lock(*live, *lock);
+    if (options.json) {
+        nlohmann::ordered_json out;
+        out["ok"] = mismatches.empty();
+        out["lock"] = options.lock;
+        out["environment"] = freeze_options.venv;
+        out["distributions"] = live->lock.packages.size();
+        out["files_verified"] = live->files_hashed;
+        out["mismatches"] = nlohmann::ordered_json::array();
+        for (const auto& mismatch : mismatches)
+            out["mismatches"].push_back({{"distribution", mismatch.distribution},
+                                         {"kind", mismatch.kind},
+                                         {"detail", mismatch.detail}});
+        fmt::print("{}\n", out.dump(2));
+    } else {
+        Style style(stdout);
+        for (const auto& mismatch : mismatches)
+            fmt::print("{} {}: {}\n", style.red(mismatch.kind + ":"), mismatch.distribution,
+                       mismatch.detail);
+        fmt::print("{} {} against {}: {} distributions, {} files verified, {}\n",
+                   mismatches.empty() ? style.green("ok") : style.red("differs"),
+                   freeze_options.venv, options.lock, live->lock.packages.size(),
+                   live->files_hashed,
+                   mismatches.empty() ? "exactly what the lock says"
+                                      : std::to_string(mismatches.size()) + " mismatches");
+    }
+    return mismatches.empty() ? k_exit_ok : k_exit_problems;
+}
 
 int run_check_command(const CheckCliOptions& options) {
     auto tree = open_root(options.root);
     if (!tree)
         return fail_usage(tree.error().text());
+    if (!options.lock.empty())
+        return run_lock_verification(options, **tree);
     check::CheckOptions check_options;
     if (!options.paths.empty()) {
         check_options.paths.clear();
@@ -92,6 +144,9 @@ void register_check(CLI::App& app, std::function<int()>& run) {
     cmd->add_option("--ld-library-path", options->ld_library_path,
                     "Model an LD_LIBRARY_PATH set in the container");
     cmd->add_option("--hwcaps", options->hwcaps, "glibc-hwcaps levels the target CPU supports");
+    cmd->add_option("--lock", options->lock,
+                    "Verify the environment at PATH against this lock instead (missing, extra "
+                    "and other versions; files that differ from RECORD)");
     cmd->add_option("PATH", options->paths, "Paths inside the root to check (default: all of it)");
     cmd->callback([options, &run] { run = [options] { return run_check_command(*options); }; });
 }

@@ -31,8 +31,8 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
      writes (unchecked-hash, the installed path), RECORD lists every .pyc with its digest, and
      the import loads it; (b) and (g) show the bytes do not depend on the building environment;
   n. `rootlock freeze` of the unpacked image's venv gives the lock's packages, versions and
-     soname tables and the base's target; a deleted and a modified file are both reported (exit 1,
-     no lock written).
+     soname tables and the base's target, and `check --lock` finds the venv exactly as locked; a
+     deleted and a modified file are then reported by both (exit 1, no lock written).
 """
 import hashlib
 import json
@@ -299,6 +299,9 @@ def freeze_checks(fail, rootlock, rootfs, lock, work):
     target = data["tool"]["rootlock"]["target"]
     fail.expect(target["python-full"] == "3.11.2" and target["glibc"] == "2.36" and
                 data["tool"]["rootlock"]["frozen-from"] == VENV, f"(n) target {target}")
+    proc = run([rootlock, "check", "--root", rootfs, "--lock", lock, VENV])
+    fail.expect(proc.returncode == 0 and "exactly what the lock says" in proc.stdout,
+                f"(n) check --lock on the intact venv: {proc.returncode} {proc.stdout}{proc.stderr}")
     # Damage one file of app-cli and delete another, in place (the LXC test ran on a copy).
     site = os.path.join(rootfs, VENV.lstrip("/"), "lib/python3.11/site-packages")
     with open(os.path.join(site, "app_cli/main.py"), "a") as f:
@@ -311,6 +314,11 @@ def freeze_checks(fail, rootlock, rootfs, lock, work):
                 in proc.stderr and
                 f"app-cli: {VENV}/lib/python3.11/site-packages/app_cli/main.py: size" in proc.stderr,
                 f"(n) damaged venv: exit {proc.returncode}: {proc.stderr}")
+    proc = run([rootlock, "check", "--root", rootfs, "--lock", lock, VENV, "--json"])
+    report = json.loads(proc.stdout) if proc.stdout.startswith("{") else {}
+    kinds = sorted((m["distribution"], m["kind"]) for m in report.get("mismatches", []))
+    fail.expect(proc.returncode == 1 and kinds == [("app-cli", "damaged")] * 2,
+                f"(n) check --lock on the damaged venv: {proc.returncode} {kinds} {proc.stderr}")
     print("(n) damage reported: " + "; ".join(
         line for line in proc.stderr.splitlines() if "damaged:" in line))
 
