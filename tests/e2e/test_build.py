@@ -308,7 +308,7 @@ def freeze_checks(fail, rootlock, rootfs, lock, work):
         f.write("# changed\n")
     os.remove(os.path.join(site, "app_cli/__init__.py"))
     damaged = os.path.join(work, "pylock.damaged.toml")
-    proc = run([rootlock, "freeze", "--root", rootfs, VENV, "-o", damaged])
+    proc = frozen_damaged = run([rootlock, "freeze", "--root", rootfs, VENV, "-o", damaged])
     fail.expect(proc.returncode == 1 and not os.path.exists(damaged) and
                 f"app-cli: {VENV}/lib/python3.11/site-packages/app_cli/__init__.py: missing"
                 in proc.stderr and
@@ -320,7 +320,7 @@ def freeze_checks(fail, rootlock, rootfs, lock, work):
     fail.expect(proc.returncode == 1 and kinds == [("app-cli", "damaged")] * 2,
                 f"(n) check --lock on the damaged venv: {proc.returncode} {kinds} {proc.stderr}")
     print("(n) damage reported: " + "; ".join(
-        line for line in proc.stderr.splitlines() if "damaged:" in line))
+        line for line in frozen_damaged.stderr.splitlines() if "damaged:" in line))
 
 
 def full_disk(fail, rootlock, lock, cache, work):
