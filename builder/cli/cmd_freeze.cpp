@@ -7,7 +7,9 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "lock/freeze.hpp"
+#include "lock/freeze_match.hpp"
 #include "lock/pylock.hpp"
+#include "python/environment.hpp"
 #include "util/atomic_file.hpp"
 
 namespace rootlock::cli {
@@ -17,7 +19,11 @@ namespace {
 struct FreezeCliOptions {
     std::string venv;
     std::string root = "/";
-    std::string output;  // empty: the lock goes to stdout
+    std::string output;                // empty: the lock goes to stdout
+    std::vector<std::string> indexes;  // --index: match each distribution to its wheel
+    std::string cache_dir;
+    bool offline = false;
+    std::string base_from;  // a lock whose base (and CUDA target) the frozen lock takes
     bool allow_damaged = false;
     bool json = false;
     int jobs = 2;
@@ -47,6 +53,48 @@ int run_freeze_command(const FreezeCliOptions& options) {
     auto result = lock::freeze_environment(**tree, freeze_options);
     if (!result.ok())
         return fail_usage(result.error().text());
+    if (!options.indexes.empty()) {
+        auto found = python::find_environments(**tree, {options.venv});
+        if (!found.ok() || found->size() != 1)
+            return fail_usage(options.venv + ": the environment cannot be read again");
+        lock::MatchOptions match;
+        match.index_urls = options.indexes;
+        match.cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+        match.offline = options.offline;
+        match.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
+        auto matched = lock::match_wheels(*result, found->front(), match);
+        if (!matched.ok()) {
+            if (matched.error().kind == util::ErrorKind::network)
+                return fail_io(matched.error().text());
+            return fail_usage(matched.error().text());
+        }
+        for (const auto& note : matched->notes)
+            result->notes.push_back(note);
+        result->notes.push_back(fmt::format(
+            "{} of {} distributions matched to the exact wheel they were installed from",
+            matched->matched.size(), result->lock.packages.size()));
+    }
+    if (!options.base_from.empty()) {
+        // The venv's own root cannot say which tarball it was unpacked from: the lock it was
+        // built from can, and with that base the frozen lock can be built again.
+        auto text = util::read_host_file(options.base_from);
+        if (!text.ok())
+            return fail_usage(text.error().text());
+        auto other = lock::read_pylock(*text, options.base_from);
+        if (!other.ok())
+            return fail_usage(other.error().text());
+        if (!other->rootlock || other->rootlock->base.kind.empty())
+            return fail_usage(options.base_from + ": has no [tool.rootlock.base] to take");
+        lock::LockRootlockData& data = *result->lock.rootlock;
+        const lock::LockRootlockData& from = *other->rootlock;
+        data.base = from.base;
+        data.target.cuda = from.target.cuda;
+        data.target.driver = from.target.driver;
+        data.target.torch = from.target.torch;
+        data.host_provides = from.host_provides;
+        data.source_date_epoch = from.source_date_epoch;
+        data.image_name = from.image_name;
+    }
     const bool damaged = !result->problems.empty();
     if (damaged) {
         // Recorded in the lock when it is written anyway, so nobody mistakes it for known-good.
@@ -110,6 +158,14 @@ void register_freeze(CLI::App& app, std::function<int()>& run) {
         ->required();
     command->add_option("--root", options->root, "The root it lives in (default: /)");
     command->add_option("-o,--output", options->output, "The lock to write (default: stdout)");
+    command
+        ->add_option("--index", options->indexes,
+                     "Match each distribution to its wheel on this index (repeatable)")
+        ->allow_extra_args(false);
+    command->add_option("--cache-dir", options->cache_dir, "Download cache (as for lock)");
+    command->add_flag("--offline", options->offline, "Use the cache only; no network request");
+    command->add_option("--base-from", options->base_from,
+                        "Take the base (and CUDA target) from this lock, so the frozen one builds");
     command->add_flag("--allow-damaged", options->allow_damaged,
                       "Write the lock even when files differ from their RECORD (recorded in it)");
     command->add_flag("--json", options->json, "Print the outcome as JSON (needs -o)");

@@ -423,6 +423,11 @@ util::Result<FreezeResult> freeze_environment(const fs::FileTree& tree,
             const python::RecordEntry& entry = dist.record[i];
             const std::string& installed = dist.installed_paths[i];
             const bool hashed = !entry.hash_algorithm.empty();
+            // pip records the .pyc files it compiled with their digests: so does a build with
+            // python.compile-bytecode, which a rebuild from this lock should then repeat.
+            if (hashed && ends_with(entry.path, ".pyc") &&
+                entry.path.find("__pycache__/") != std::string::npos)
+                data.compile_bytecode = true;
             if (climbs_above_root(env.site_packages, entry.path)) {
                 report(dist, child(env.site_packages, entry.path), "outside the root");
                 continue;

@@ -32,7 +32,10 @@ console script); the base is the cached Debian root as a pinned tarball. Then:
      the import loads it; (b) and (g) show the bytes do not depend on the building environment;
   n. `rootlock freeze` of the unpacked image's venv gives the lock's packages, versions and
      soname tables and the base's target, and `check --lock` finds the venv exactly as locked; a
-     deleted and a modified file are then reported by both (exit 1, no lock written).
+     deleted and a modified file are then reported by both (exit 1, no lock written);
+  o. before that damage, `freeze --index` matches every distribution to the very wheel the lock
+     holds, and the frozen lock (base taken with --base-from) builds an image whose venv is
+     member for member, byte for byte the first image's.
 """
 import hashlib
 import json
@@ -276,6 +279,50 @@ def bytecode_checks(fail, rootfs):
                 f"(m) bytecode: {proc.returncode} {proc.stdout}{proc.stderr}")
 
 
+def venv_members(image):
+    """{member: (type, mode, sha256 of content or link target)} under the venv of an image."""
+    import tarfile
+    zstd = subprocess.Popen(["zstd", "-dcq", image], stdout=subprocess.PIPE)
+    out = {}
+    with tarfile.open(fileobj=zstd.stdout, mode="r|") as tar:
+        for member in tar:
+            if not member.name.startswith("." + VENV):
+                continue
+            data = tar.extractfile(member).read() if member.isfile() else b""
+            out[member.name] = (member.type, member.mode, member.linkname,
+                                hashlib.sha256(data).hexdigest())
+    zstd.wait()
+    return out
+
+
+def frozen_rebuild(fail, rootlock, rootfs, lock, image, cache, work, index_url):
+    """(o) freeze --index matches every distribution to the wheel the lock holds; the frozen
+    lock, with the base taken from the build's lock, builds an image with the same venv."""
+    frozen = os.path.join(work, "pylock.frozen-index.toml")
+    proc = run([rootlock, "freeze", "--root", rootfs, VENV, "--index", index_url, "--cache-dir",
+                cache, "--base-from", lock, "-o", frozen])
+    if not fail.expect(proc.returncode == 0, f"(o) freeze --index: {proc.stderr}"):
+        return
+    print("(o) " + [line for line in proc.stderr.splitlines() if "matched" in line][-1])
+    with open(lock, "rb") as f:
+        locked = {p["name"]: p["wheels"][0]["hashes"]["sha256"] for p in tomllib.load(f)["packages"]}
+    with open(frozen, "rb") as f:
+        data = tomllib.load(f)
+    got = {p["name"]: (p.get("wheels") or [{}])[0].get("hashes", {}).get("sha256")
+           for p in data["packages"]}
+    fail.expect(got == locked, f"(o) matched wheels differ: "
+                f"{sorted(n for n in locked if got.get(n) != locked[n])}")
+    rebuilt = os.path.join(work, "out-frozen", "frozen.tar.zst")
+    proc = run([rootlock, "build", frozen, "-o", rebuilt, "--cache-dir", cache])
+    if not fail.expect(proc.returncode == 0, f"(o) build from the frozen lock: {proc.stderr}"):
+        return
+    ours, theirs = venv_members(image), venv_members(rebuilt)
+    differ = sorted(n for n in set(ours) | set(theirs) if ours.get(n) != theirs.get(n))
+    fail.expect(not differ and len(ours) > 100,
+                f"(o) venv content differs in {len(differ)} members: {differ[:5]}")
+    print(f"(o) rebuilt from the frozen lock: {len(ours)} venv members, identical")
+
+
 def freeze_checks(fail, rootlock, rootfs, lock, work):
     """(n) freeze of the image's venv gives the lock's packages, versions and soname tables; a
     deleted and a modified file are both reported and no lock is written."""
@@ -478,7 +525,9 @@ def main(argv):
                 activation_scripts_match(fail, rootfs)
                 loader_and_files(fail, rootfs)
                 bytecode_checks(fail, rootfs)
-                freeze_checks(fail, rootlock, rootfs, lock, work)
+                frozen_rebuild(fail, rootlock, rootfs, lock, image, cache, work,
+                               server.simple_url)
+                freeze_checks(fail, rootlock, rootfs, lock, work)  # damages the venv: last
                 boot_lxc(fail, rootfs, work)
 
             # (e) a failing closure builds nothing.
