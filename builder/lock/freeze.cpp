@@ -364,7 +364,12 @@ LockTarget read_target(const fs::FileTree& tree, const python::PythonEnvironment
         target.python_full = env.pyvenv->version;
     auto facts = read_base_facts(tree, env.version, tree.describe());
     if (!facts.ok()) {
-        notes.push_back(facts.error().text());
+        // The loader's errors already name the root: do not say it twice.
+        std::string text = facts.error().text();
+        const std::string twice = tree.describe() + ": " + tree.describe() + ": ";
+        if (text.rfind(twice, 0) == 0)
+            text.erase(0, tree.describe().size() + 2);
+        notes.push_back(text + " (glibc and architecture unknown)");
         return target;
     }
     target.arch = facts->arch;
