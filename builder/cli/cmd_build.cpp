@@ -40,12 +40,31 @@ extern "C" void remove_partial_and_exit(int signal_number) {
     ::_exit(128 + signal_number);
 }
 
+// PEP 751 makes lock-version the one required top-level key of a lock; no recipe has it. So a
+// lock under any name (a frozen one written with -o) is taken for what it is.
+bool looks_like_lock(const std::string& path) {
+    auto text = util::read_host_file(path);
+    if (!text.ok())
+        return false;
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+        const size_t end = rest.find('\n');
+        std::string_view line = rest.substr(0, end);
+        if (line.rfind("lock-version", 0) == 0)
+            return true;
+        if (end == std::string_view::npos)
+            break;
+        rest.remove_prefix(end + 1);
+    }
+    return false;
+}
+
 int run_build_command(const BuildCliOptions& options_in) {
     BuildCliOptions options = options_in;
     std::string lock_path = options.input;
     // A recipe means its lock, which must have been made from the recipe as it is now.
     const std::string input_name = options.input.substr(options.input.rfind('/') + 1);
-    if (input_name.rfind("pylock.", 0) != 0) {
+    if (input_name.rfind("pylock.", 0) != 0 && !looks_like_lock(options.input)) {
         auto parsed = recipe::parse_recipe_file(options.input);
         if (!parsed.errors.empty()) {
             for (const auto& error : parsed.errors)

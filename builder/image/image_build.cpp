@@ -155,6 +155,12 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
         return util::make_error(options.lock_path,
                                 "not written by rootlock: it has no [tool.rootlock] to build from");
     const lock::LockRootlockData& data = *lock.rootlock;
+    if (data.base.kind.empty())
+        return util::make_error(options.lock_path,
+                                !data.frozen_from.empty()
+                                    ? "a frozen lock names no base: freeze again with --base-from "
+                                      "LOCK (the lock the environment was built from)"
+                                    : "[tool.rootlock] names no base to build on");
     ROOTLOCK_TRY(compression, compression_for(options.output));
     BuildOutcome outcome;
     index::HttpClient http(options.http);
@@ -188,7 +194,11 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
     std::vector<lock::ChosenFile> chosen;
     for (const auto& package : lock.packages) {
         if (package.wheels.empty())
-            return util::make_error(package.name, "the lock has no wheel for it");
+            return util::make_error(package.name,
+                                    data.frozen_from.empty()
+                                        ? "the lock has no wheel for it"
+                                        : "the lock has no wheel for it (freeze with --index URL "
+                                          "to find the wheel it was installed from)");
         const lock::LockWheel& wheel = package.wheels.front();
         auto sha = wheel.hashes.find("sha256");
         if (sha == wheel.hashes.end())

@@ -326,7 +326,7 @@ def frozen_rebuild(fail, rootlock, rootfs, lock, image, cache, work, index_url):
 def freeze_checks(fail, rootlock, rootfs, lock, work):
     """(n) freeze of the image's venv gives the lock's packages, versions and soname tables; a
     deleted and a modified file are both reported and no lock is written."""
-    frozen = os.path.join(work, "pylock.frozen.toml")
+    frozen = os.path.join(work, "frozen.toml")  # a lock by content, not by name
     proc = run([rootlock, "freeze", "--root", rootfs, VENV, "-o", frozen])
     print(f"(n) {proc.stderr.strip().splitlines()[-2] if proc.stderr else ''}")
     if not fail.expect(proc.returncode == 0 and os.path.isfile(frozen),
@@ -346,6 +346,10 @@ def freeze_checks(fail, rootlock, rootfs, lock, work):
     target = data["tool"]["rootlock"]["target"]
     fail.expect(target["python-full"] == "3.11.2" and target["glibc"] == "2.36" and
                 data["tool"]["rootlock"]["frozen-from"] == VENV, f"(n) target {target}")
+    proc = run([rootlock, "build", frozen, "-o", os.path.join(work, "nobase.tar.zst")])
+    fail.expect(proc.returncode == 2 and "a frozen lock names no base: freeze again with "
+                "--base-from" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1,
+                f"(n) build of a frozen lock without a base: {proc.returncode} {proc.stderr}")
     proc = run([rootlock, "check", "--root", rootfs, "--lock", lock, VENV])
     fail.expect(proc.returncode == 0 and "exactly what the lock says" in proc.stdout,
                 f"(n) check --lock on the intact venv: {proc.returncode} {proc.stdout}{proc.stderr}")
