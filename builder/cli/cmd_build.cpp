@@ -89,10 +89,7 @@ int run_build_command(const BuildCliOptions& options_in) {
             }
         }
     }
-    auto text = util::read_host_file(lock_path);
-    if (!text.ok())
-        return fail_usage(text.error().text());
-    auto lock = lock::read_pylock(*text, lock_path);
+    auto lock = lock::read_pylock_file(lock_path);
     if (!lock.ok())
         return fail_usage(lock.error().text());
     if (options.output.empty() && lock->rootlock.has_value())

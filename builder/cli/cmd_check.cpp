@@ -13,7 +13,6 @@
 #include "lock/freeze.hpp"
 #include "lock/lock_verify.hpp"
 #include "lock/pylock.hpp"
-#include "util/atomic_file.hpp"
 
 namespace rootlock::cli {
 
@@ -35,10 +34,7 @@ struct CheckCliOptions {
 int run_lock_verification(const CheckCliOptions& options, const fs::FileTree& tree) {
     if (options.paths.size() != 1)
         return fail_usage("--lock needs exactly one PATH: the environment to verify");
-    auto text = util::read_host_file(options.lock);
-    if (!text.ok())
-        return fail_usage(text.error().text());
-    auto lock = lock::read_pylock(*text, options.lock);
+    auto lock = lock::read_pylock_file(options.lock);
     if (!lock.ok())
         return fail_usage(lock.error().text());
     lock::FreezeOptions freeze_options;

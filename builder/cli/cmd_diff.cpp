@@ -7,7 +7,6 @@
 #include "cli/common.hpp"
 #include "lock/lock_diff.hpp"
 #include "lock/pylock.hpp"
-#include "util/atomic_file.hpp"
 
 namespace rootlock::cli {
 
@@ -20,17 +19,12 @@ struct DiffOptions {
     std::string format = "text";
 };
 
-util::Result<lock::Lock> read_lock(const std::string& path) {
-    ROOTLOCK_TRY(text, util::read_host_file(path));
-    return lock::read_pylock(text, path);
-}
-
 int run_diff_command(const DiffOptions& options) {
     const std::string format = options.json ? "json" : options.format;
-    auto before = read_lock(options.before);
+    auto before = lock::read_pylock_file(options.before);
     if (!before.ok())
         return fail_usage(before.error().text());
-    auto after = read_lock(options.after);
+    auto after = lock::read_pylock_file(options.after);
     if (!after.ok())
         return fail_usage(after.error().text());
     const lock::LockDiff diff = lock::diff_locks(*before, *after);

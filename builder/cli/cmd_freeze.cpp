@@ -77,10 +77,7 @@ int run_freeze_command(const FreezeCliOptions& options) {
     if (!options.base_from.empty()) {
         // The venv's own root cannot say which tarball it was unpacked from: the lock it was
         // built from can, and with that base the frozen lock can be built again.
-        auto text = util::read_host_file(options.base_from);
-        if (!text.ok())
-            return fail_usage(text.error().text());
-        auto other = lock::read_pylock(*text, options.base_from);
+        auto other = lock::read_pylock_file(options.base_from);
         if (!other.ok())
             return fail_usage(other.error().text());
         if (!other->rootlock || other->rootlock->base.kind.empty())

@@ -25,6 +25,7 @@
 #include "lock/base_facts.hpp"
 #include "python/environment.hpp"
 #include "python/pep440.hpp"
+#include "util/hex.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::lock {
@@ -94,37 +95,6 @@ bool is_full_version(std::string_view text) {
         pos = end + 1;
     }
     return parts == 3;
-}
-
-std::string to_hex(std::span<const unsigned char> bytes) {
-    static constexpr char k_digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (unsigned char byte : bytes) {
-        out.push_back(k_digits[byte >> 4U]);
-        out.push_back(k_digits[byte & 0xFU]);
-    }
-    return out;
-}
-
-// RECORD's spelling: URL-safe base64 without '=' padding.
-std::string to_base64url(std::span<const unsigned char> bytes) {
-    static constexpr char k_alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    uint32_t buffer = 0;
-    int bits = 0;
-    for (unsigned char byte : bytes) {
-        buffer = ((buffer << 8U) | byte) & 0xFFFFU;
-        bits += 8;
-        while (bits >= 6) {
-            bits -= 6;
-            out.push_back(k_alphabet[(buffer >> static_cast<unsigned>(bits)) & 0x3FU]);
-        }
-    }
-    if (bits > 0)
-        out.push_back(k_alphabet[(buffer << static_cast<unsigned>(6 - bits)) & 0x3FU]);
-    return out;
 }
 
 // One RECORD algorithm: util::Sha256 for sha256 (nearly every RECORD), OpenSSL's EVP for the
@@ -259,7 +229,8 @@ std::string hash_job(const fs::FileTree& tree, const fs::DirectoryTree* director
     if (entry.size && *entry.size != total)
         return "size " + std::to_string(total) + ", RECORD says " + std::to_string(*entry.size);
     const std::vector<unsigned char> digest = hasher.finish();
-    const std::string spelled = entry.hash_is_hex ? to_hex(digest) : to_base64url(digest);
+    const std::string_view bytes(reinterpret_cast<const char*>(digest.data()), digest.size());
+    const std::string spelled = entry.hash_is_hex ? util::to_hex(bytes) : util::to_base64url(bytes);
     if (spelled != entry.hash_value)
         return "modified (" + entry.hash_algorithm + " differs from RECORD)";
     return {};

@@ -13,8 +13,11 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "check/cuda_family.hpp"
 #include "python/pep440.hpp"
+#include "python/wheel_filename.hpp"
 
 namespace rootlock::lock {
 
@@ -33,16 +36,6 @@ void add_field(std::vector<FieldChange>& out, std::string field, const std::stri
 
 std::string cuda_major(const std::string& cuda) {
     return cuda.substr(0, cuda.find('.'));
-}
-
-std::string joined(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (const auto& item : items) {
-        if (!out.empty())
-            out += separator;
-        out += item;
-    }
-    return out;
 }
 
 std::vector<FieldChange> diff_target(const LockTarget& b, const LockTarget& a) {
@@ -66,7 +59,8 @@ std::vector<FieldChange> diff_base(const LockBase& b, const LockBase& a) {
     add_field(out, "suite", b.suite, a.suite);
     add_field(out, "mirror", b.mirror, a.mirror);
     add_field(out, "variant", b.variant, a.variant);
-    add_field(out, "include", joined(b.include, " "), joined(a.include, " "));
+    add_field(out, "include", fmt::format("{}", fmt::join(b.include, " ")),
+              fmt::format("{}", fmt::join(a.include, " ")));
     return out;
 }
 
@@ -81,16 +75,6 @@ int compare_versions(const std::string& b, const std::string& a) {
     return b.compare(a) < 0 ? -1 : (b == a ? 0 : 1);
 }
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 // The wheel's file name: its name key, else the last segment of its URL (percent-decoded, as uv
 // writes "%2B" for the "+" of a local version) or path.
 std::string wheel_name(const LockWheel& wheel) {
@@ -100,20 +84,9 @@ std::string wheel_name(const LockWheel& wheel) {
     where = where.substr(0, where.find_first_of("?#"));
     if (const size_t slash = where.find_last_of('/'); slash != std::string_view::npos)
         where = where.substr(slash + 1);
-    std::string out;
-    for (size_t i = 0; i < where.size(); ++i) {
-        if (where[i] == '%' && i + 2 < where.size()) {
-            const int hi = hex_value(where[i + 1]);
-            const int lo = hex_value(where[i + 2]);
-            if (hi >= 0 && lo >= 0) {
-                out += static_cast<char>(hi * 16 + lo);
-                i += 2;
-                continue;
-            }
-        }
-        out += where[i];
-    }
-    return out;
+    // As the index gave it, when the escapes do not decode (nothing to match it with anyway).
+    auto decoded = python::percent_decode(where);
+    return decoded.ok() ? *decoded : std::string(where);
 }
 
 std::map<std::string, const LockWheel*> wheels_by_name(const LockPackage& package) {

@@ -28,13 +28,7 @@ std::string shown(const std::string& value) {
 }
 
 std::string joined(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (const auto& item : items) {
-        if (!out.empty())
-            out += separator;
-        out += item;
-    }
-    return out;
+    return fmt::format("{}", fmt::join(items, separator));
 }
 
 std::string joined_or_none(const std::vector<std::string>& items) {

@@ -152,4 +152,7 @@ std::string write_pylock(const Lock& lock);
 // Errors read "FILE:LINE:COL: problem"; the first problem in the file is reported.
 util::Result<Lock> read_pylock(std::string_view text, const std::string& file_name);
 
+// Reads the file at `path` and parses it as above; an unreadable file is "PATH: strerror".
+util::Result<Lock> read_pylock_file(const std::string& path);
+
 }  // namespace rootlock::lock

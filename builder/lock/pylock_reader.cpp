@@ -9,6 +9,7 @@
 #include "lock/toml_emit.hpp"
 #include "python/metadata.hpp"
 #include "recipe/recipe_reader.hpp"
+#include "util/atomic_file.hpp"
 
 namespace rootlock::lock {
 
@@ -469,6 +470,11 @@ util::Result<Lock> read_pylock(std::string_view text, const std::string& file_na
     if (auto error = r.first())
         return *error;
     return lock;
+}
+
+util::Result<Lock> read_pylock_file(const std::string& path) {
+    ROOTLOCK_TRY(text, util::read_host_file(path));
+    return read_pylock(text, path);
 }
 
 }  // namespace rootlock::lock

@@ -1,6 +1,8 @@
 // Hex encoding one byte at a time: the texts are small (cached scripts, page bodies).
 #include "util/hex.hpp"
 
+#include <cstdint>
+
 namespace rootlock::util {
 
 namespace {
@@ -24,6 +26,25 @@ std::string to_hex(std::string_view bytes) {
         out += k_digits[byte >> 4U];
         out += k_digits[byte & 0xFU];
     }
+    return out;
+}
+
+std::string to_base64url(std::string_view bytes) {
+    static constexpr char k_alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out;
+    uint32_t buffer = 0;
+    int bits = 0;
+    for (char c : bytes) {
+        buffer = ((buffer << 8U) | static_cast<unsigned char>(c)) & 0xFFFFU;
+        bits += 8;
+        while (bits >= 6) {
+            bits -= 6;
+            out.push_back(k_alphabet[(buffer >> static_cast<unsigned>(bits)) & 0x3FU]);
+        }
+    }
+    if (bits > 0)
+        out.push_back(k_alphabet[(buffer << static_cast<unsigned>(6 - bits)) & 0x3FU]);
     return out;
 }
 

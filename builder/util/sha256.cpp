@@ -2,6 +2,8 @@
 // every hash in rootlock comes from one audited implementation.
 #include "util/sha256.hpp"
 
+#include "util/hex.hpp"
+
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -65,22 +67,8 @@ std::string Sha256::to_hex(const Sha256Digest& digest) {
 }
 
 std::string Sha256::to_base64url(const Sha256Digest& digest) {
-    static constexpr char k_alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    uint32_t buffer = 0;
-    int bits = 0;
-    for (unsigned char byte : digest) {
-        buffer = (buffer << 8U) | byte;
-        bits += 8;
-        while (bits >= 6) {
-            bits -= 6;
-            out.push_back(k_alphabet[(buffer >> static_cast<unsigned>(bits)) & 0x3FU]);
-        }
-    }
-    if (bits > 0)
-        out.push_back(k_alphabet[(buffer << static_cast<unsigned>(6 - bits)) & 0x3FU]);
-    return out;
+    return util::to_base64url(
+        std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 std::string sha256_hex(std::string_view bytes) {
