@@ -9,7 +9,10 @@
 
 #include "check/cuda_family.hpp"
 #include "check/object_scan.hpp"
+#include "check/provider_check.hpp"
 #include "check/python_checks.hpp"
+#include "check/symbol_binding.hpp"
+#include "check/symbol_report.hpp"
 #include "fs/hiding_tree.hpp"
 #include "fs/path_resolve.hpp"
 #include "fs/tar_tree.hpp"
@@ -49,6 +52,16 @@ struct Collector {
     std::map<std::string, std::set<std::string>> interpreters;  // missing PT_INTERP -> programs
     std::unordered_set<std::string> checked;  // objects whose needs were checked (canonical)
     std::unordered_set<Edge, EdgeHash> edges;
+    // Symbol binding: one export index per object, shared by every namespace.
+    const fs::FileTree* tree = nullptr;
+    ExportIndexCache indexes;
+    BindingMemo memo;
+    SymbolCollector symbols;
+    // Wrong provider wins: needs the search context, the scan's copies and the environments.
+    loader::SearchContext* context = nullptr;
+    const Scan* scan = nullptr;
+    const std::vector<std::string>* site_dirs = nullptr;
+    ProviderCollector providers;
 };
 
 std::string canonical_of(const loader::LoadedObject& object) {
@@ -65,9 +78,15 @@ Since since(const loader::LoadSession& base) {
     return Since{base.requests().size(), base.objects().size()};
 }
 
-void collect_session(const loader::LoadSession& session, Collector& out, bool standalone = false,
+void collect_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
                      Since from = {}) {
+    const bool standalone = plan.standalone;
     const auto& objects = session.objects();
+    out.symbols.add(session,
+                    bind_symbols(session, from.objects, plan, *out.tree, out.indexes, out.memo),
+                    standalone, out.indexes);
+    if (!standalone)
+        out.providers.add(session, from.requests, *out.context, *out.scan, *out.site_dirs);
     if (!session.missing_interpreter().empty() && session.main_index() >= 0) {
         out.interpreters[session.missing_interpreter()].insert(
             canonical_of(objects[static_cast<size_t>(session.main_index())]));
@@ -206,18 +225,23 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     Scan scan = scan_objects(tree, options.paths, context.target(), environments.site_dirs);
 
     Collector collector;
+    collector.tree = &tree;
+    collector.context = &context;
+    collector.scan = &scan;
+    collector.site_dirs = &environments.site_dirs;
     // Programs: exec'd, so $ORIGIN is their resolved directory.
     for (const auto& object : scan.objects) {
         if (object.role != Role::program)
             continue;
         loader::LoadSession session(context);
         if (session.load_main(object.path, true))
-            collect_session(session, collector);
+            collect_session(session, collector, ScopePlan{{session.main_index()}});
     }
     // Python: one namespace per environment, the interpreter loaded first; torch's own
     // extensions see libtorch_global_deps.so already loaded RTLD_GLOBAL, as `import torch` does.
     std::vector<std::unique_ptr<loader::LoadSession>> bases(environments.environments.size());
     std::vector<std::unique_ptr<loader::LoadSession>> torch_bases(environments.environments.size());
+    std::vector<int> global_deps_index(environments.environments.size(), -1);
     std::vector<std::string> notes = model->notes;
     for (size_t i = 0; i < environments.environments.size(); ++i) {
         const auto& environment = environments.environments[i];
@@ -231,12 +255,15 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         auto base = std::make_unique<loader::LoadSession>(context);
         if (!base->load_main(*environment.interpreter, true))
             continue;
-        collect_session(*base, collector);
+        collect_session(*base, collector, ScopePlan{{base->main_index()}});
         std::string global_deps = environments.site_dirs[i] + "/torch/lib/libtorch_global_deps.so";
         if (tree.lstat(global_deps)) {
             auto torch = std::make_unique<loader::LoadSession>(*base);
-            torch->dlopen(global_deps);
-            collect_session(*torch, collector, false, since(*base));
+            // ctypes.CDLL(..., RTLD_GLOBAL): bound now, then part of the global scope.
+            const int opened = torch->dlopen(global_deps);
+            collect_session(*torch, collector, ScopePlan{{torch->main_index()}, opened, true},
+                            since(*base));
+            global_deps_index[i] = opened;
             torch_bases[i] = std::move(torch);
         }
         bases[i] = std::move(base);
@@ -246,18 +273,26 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
             continue;
         size_t env = static_cast<size_t>(object.environment);
         const loader::LoadSession* base = bases[env].get();
+        ScopePlan plan;
+        if (base != nullptr)
+            plan.global_roots = {base->main_index()};
         if (torch_bases[env] && in_torch(object.path, environments.site_dirs[env])) {
             base = torch_bases[env].get();
+            if (global_deps_index[env] >= 0)
+                plan.global_roots.push_back(global_deps_index[env]);
         }
         if (base == nullptr) {
+            // No interpreter to load it: its Python symbols cannot be bound here.
             loader::LoadSession session(context);
             if (session.load_main(object.path, false))
-                collect_session(session, collector);
+                collect_session(session, collector,
+                                ScopePlan{{session.main_index()}, -1, false, true});
             continue;
         }
         loader::LoadSession session(*base);
-        session.dlopen(object.path);
-        collect_session(session, collector, false, since(*base));
+        plan.local_root = session.dlopen(object.path);
+        plan.bind_now = true;  // CPython's default dlopen flags are RTLD_NOW
+        collect_session(session, collector, plan, since(*base));
     }
     // Libraries nobody in the tree loads: on their own, dlopened by the environment's
     // interpreter when they sit in one, else as `ld.so --list` would load them.
@@ -271,18 +306,36 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         if (object.environment >= 0 && bases[static_cast<size_t>(object.environment)]) {
             const loader::LoadSession& base = *bases[static_cast<size_t>(object.environment)];
             loader::LoadSession session(base);
-            session.dlopen(object.path);
-            collect_session(session, collector, true, since(base));
+            const int opened = session.dlopen(object.path);
+            collect_session(session, collector, ScopePlan{{base.main_index()}, opened, true, true},
+                            since(base));
         } else {
             loader::LoadSession session(context);
             if (session.load_main(object.path, false))
-                collect_session(session, collector, true);
+                collect_session(session, collector,
+                                ScopePlan{{session.main_index()}, -1, false, true});
         }
     }
 
     CheckReport report;
     report.objects = scan.objects.size();
     emit_problems(collector, scan, report.problems);
+    collector.symbols.emit(scan, report.problems);
+    collector.providers.emit(
+        scan,
+        [&](const std::string& consumer, const std::string& soname, const std::string& picked) {
+            for (const auto& [key, needed_by] : collector.versions) {
+                if (std::get<0>(key) == soname && std::get<2>(key) == picked &&
+                    needed_by.count(consumer) != 0) {
+                    return "version " + std::get<1>(key);
+                }
+            }
+            if (collector.symbols.misses_from(consumer, soname))
+                return std::string("symbols it does not define");
+            return std::string();
+        },
+        report.problems);
+    report.symbols = collector.symbols.references();
     add_environment_problems(tree, environments, report.problems);
     sort_problems(report.problems);
     report.ok = std::none_of(report.problems.begin(), report.problems.end(),

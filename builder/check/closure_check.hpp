@@ -21,6 +21,10 @@ struct CheckOptions {
     std::vector<std::string> paths{"/"};  // inside the root
     std::vector<std::string> without;     // distributions to uninstall first, as pip would
     loader::ModelOptions model;
+    // The target's CUDA toolkit ("13.0"; empty: not declared) and the host's driver
+    // ("580.65.06" or a branch such as "580"; empty: not declared), from the recipe or the CLI.
+    std::string cuda;
+    std::string driver;
 };
 
 // One resolved DT_NEEDED edge, as some load context resolved it.
@@ -37,7 +41,8 @@ struct Edge {
 
 struct CheckReport {
     bool ok = true;
-    size_t objects = 0;                                         // ELF objects checked
+    size_t objects = 0;  // ELF objects checked
+    size_t symbols = 0;  // undefined symbol references bound (each object once per scope)
     std::vector<Problem> problems;                              // sorted
     std::vector<std::string> notes;                             // sorted, unique
     std::set<Edge> edges;                                       // every resolution made, for `why`

@@ -36,7 +36,7 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
         return tree;
     }
     if (S_ISREG(st.st_mode)) {
-        auto tar = fs::TarTree::open(root, fs::TarOptions{});
+        auto tar = fs::TarTree::open(root, fs::TarOptions{.symbols = true});
         if (!tar)
             return tar.error();
         std::unique_ptr<fs::FileTree> tree = std::move(tar.value());

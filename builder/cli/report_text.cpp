@@ -18,6 +18,8 @@ const char* group_title(const std::string& kind) {
         return "missing shared libraries";
     if (kind == "missing-version")
         return "missing symbol versions";
+    if (kind == "undefined-symbol")
+        return "sets of undefined symbols";
     if (kind == "missing-record-file")
         return "distributions whose files are gone (metadata-only installs)";
     if (kind == "shared-path")
@@ -51,6 +53,39 @@ void list_paths(std::string& out, const char* label, const nlohmann::ordered_jso
     }
 }
 
+// "41 symbols from libc10.so are missing: this extension was built against another torch",
+// then who needs them and the first names, demangled, with when they fail.
+void render_undefined_symbols(std::string& out, const nlohmann::ordered_json& f,
+                              const Style& style) {
+    const size_t count = f["count"].get<size_t>();
+    const std::string library = f["library"].get<std::string>();
+    std::string head = fmt::format(
+        "{} {}", plural(count, "symbol", "symbols"),
+        library.empty() ? std::string(count == 1 ? "is" : "are") + " defined by nothing in scope"
+                        : fmt::format("from {} {} missing", library, count == 1 ? "is" : "are"));
+    if (f.contains("hint"))
+        head += ": " + f["hint"].get<std::string>();
+    out += fmt::format("  {}\n", style.bold(head));
+    if (!f["provider"].get<std::string>().empty())
+        out += fmt::format("    {} bound to {}\n", library, f["provider"].get<std::string>());
+    list_paths(out, "needed by", f["needed_by"]);
+    if (f.contains("context"))
+        out += "    (nothing in the checked paths loads the needers: checked on their own)\n";
+    size_t shown = 0;
+    for (const auto& symbol : f["symbols"]) {
+        if (shown++ == 10) {
+            out += fmt::format("      ... and {} more (--json lists all)\n", count - 10);
+            break;
+        }
+        std::string version = symbol["version"].get<std::string>();
+        out += fmt::format("      {}{} ({})\n", symbol["demangled"].get<std::string>(),
+                           version.empty() ? "" : "@" + version,
+                           symbol["fails"] == "at-load" ? "fails at load" : "fails at first call");
+    }
+    if (f.contains("defined_by"))
+        list_paths(out, "defined in", f["defined_by"], 4);
+}
+
 void render_problem(std::string& out, const check::Problem& problem, const Style& style) {
     const auto& f = problem.fields;
     const std::string& kind = problem.kind;
@@ -69,6 +104,8 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         out += fmt::format("  {} from {} ({})\n", style.bold(f["version"].get<std::string>()),
                            f["soname"].get<std::string>(), f["provider"].get<std::string>());
         list_paths(out, "needed by", f["needed_by"]);
+    } else if (kind == "undefined-symbol") {
+        render_undefined_symbols(out, f, style);
     } else if (kind == "missing-record-file") {
         out += fmt::format(
             "  {} {}: {} listed in RECORD but missing\n", style.bold(f["dist"].get<std::string>()),
@@ -123,8 +160,9 @@ void render_shared_paths(std::string& out, const std::vector<const check::Proble
 std::string render_report(const check::CheckReport& report, const std::string& root,
                           const Style& style) {
     std::string out;
-    out += fmt::format("rootlock check: {} ({} checked)\n", root,
-                       plural(report.objects, "ELF object", "ELF objects"));
+    out += fmt::format("rootlock check: {} ({} checked, {} bound)\n", root,
+                       plural(report.objects, "ELF object", "ELF objects"),
+                       plural(report.symbols, "symbol reference", "symbol references"));
     if (!report.without_hidden.empty()) {
         out += fmt::format("as if uninstalled: {} hidden\n",
                            plural(report.without_hidden.size(), "path", "paths"));

@@ -25,6 +25,8 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 util::Result<std::shared_ptr<const fs::FileTree>> open_tarball(const std::string& path) {
     fs::TarOptions options;
+    // The closure check binds every undefined symbol, the base's included.
+    options.symbols = true;
     // The target's Python full version comes from the package database.
     options.retained_patterns.push_back("/var/lib/dpkg/status");
     // What pct reads to detect the distribution, for the image's pct rules.

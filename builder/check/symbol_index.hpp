@@ -1,0 +1,75 @@
+// What one ELF object exports, indexed once by name, and glibc's check_match rules for whether a
+// definition answers a (possibly versioned) reference. libtorch exports ~10^5 symbols, and one
+// index serves every namespace the object appears in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "elf/elf_info.hpp"
+
+namespace rootlock::check {
+
+class ExportIndex {
+  public:
+    explicit ExportIndex(std::shared_ptr<const elf::ElfInfo> info);
+
+    // Whether a reference to `name` (with `version`, empty when unversioned) binds here, as
+    // glibc's check_match decides: a versioned reference takes the definition of that version
+    // or an unversioned one; an unversioned reference takes any definition that is not a
+    // hidden (name@VER) one. An object without version information answers any version.
+    bool defines(std::string_view name, std::string_view version) const {
+        return defines(name, hash_name(name), version);
+    }
+    // The same with the name's hash_name() computed once by the caller, who asks every object
+    // of a scope in turn.
+    bool defines(std::string_view name, uint64_t hash, std::string_view version) const;
+
+    static uint64_t hash_name(std::string_view name);
+
+    // How many exported C++ names sit in the top-level namespace `mangled_prefix` ("3c10" for
+    // c10::), for telling which library a missing C++ symbol was expected from.
+    size_t namespace_count(std::string_view mangled_prefix) const;
+    size_t size() const { return m_entries.size(); }
+
+  private:
+    struct Entry {
+        const elf::Symbol* symbol = nullptr;
+        uint32_t next = 0;  // index + 1 of the next definition of the same name, 0 at the end
+    };
+    // Open addressing over the names' hashes: a lookup with a precomputed hash costs one or two
+    // probes and no hashing, which is what a scope walk over dozens of objects needs.
+    struct Slot {
+        uint64_t hash = 0;
+        uint32_t first = 0;  // index + 1 into m_entries, 0 for an empty slot
+    };
+    const Slot* find(std::string_view name, uint64_t hash) const;
+
+    std::shared_ptr<const elf::ElfInfo> m_info;  // keeps the symbols the index points into
+    std::vector<Slot> m_slots;                   // a power of two, at most half full
+    std::vector<Entry> m_entries;
+    std::unordered_map<std::string_view, size_t> m_namespaces;
+    bool m_versioned = false;  // the object has a DT_VERSYM table (some symbol has a version)
+};
+
+// The first top-level namespace of a mangled C++ name as its length-prefixed source name
+// ("_ZN3c104cuda9SetDeviceEi" gives "3c10", "_ZTVN2at6TensorE" gives "2at"); empty for C names
+// and names outside a namespace.
+std::string_view mangled_namespace(std::string_view name);
+
+// One index per object, built on first use and shared; thread-safe.
+class ExportIndexCache {
+  public:
+    const ExportIndex& get(const std::shared_ptr<const elf::ElfInfo>& info);
+
+  private:
+    std::mutex m_mutex;
+    std::unordered_map<const elf::ElfInfo*, std::unique_ptr<ExportIndex>> m_indexes;
+};
+
+}  // namespace rootlock::check

@@ -1,0 +1,201 @@
+// Grouping, demangling and explaining undefined symbols; see symbol_report.hpp.
+#include "check/symbol_report.hpp"
+
+#include <cxxabi.h>
+#include <fmt/format.h>
+#include <cstdlib>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace rootlock::check {
+
+namespace {
+
+std::string canonical_of(const loader::LoadedObject& object) {
+    return object.canonical.empty() ? object.name : object.canonical;
+}
+
+std::string soname_of(const loader::LoadedObject& object) {
+    return object.info && !object.info->soname.empty() ? object.info->soname : object.first_request;
+}
+
+// The library a reference was expected from: the file its version is needed from; for a C++
+// name, the directly needed library exporting the most names of the same top-level namespace
+// (c10:: from libc10.so); otherwise unknown (found later from the root, if anywhere).
+std::string expected_library(const loader::LoadSession& session, const UnboundReference& missing,
+                             ExportIndexCache& indexes) {
+    if (!missing.file.empty())
+        return missing.file;
+    std::string_view space = mangled_namespace(missing.name);
+    if (space.empty())
+        return {};
+    std::string best;
+    size_t best_count = 0;
+    for (const auto& request : session.requests()) {
+        if (request.requester != missing.object || request.object < 0)
+            continue;
+        const auto& object = session.objects()[static_cast<size_t>(request.object)];
+        if (object.faked || !object.info || !object.info->symbols_read)
+            continue;
+        size_t count = indexes.get(object.info).namespace_count(space);
+        if (count > best_count) {
+            best_count = count;
+            best = soname_of(object);
+        }
+    }
+    return best;
+}
+
+bool is_torch_library(const std::string& library, const std::string& provider) {
+    return library.rfind("libc10", 0) == 0 || library.rfind("libtorch", 0) == 0 ||
+           provider.find("/torch/lib/") != std::string::npos;
+}
+
+std::string hint_for(const std::string& library, const std::string& provider,
+                     const std::set<std::string>& needed_by, bool cxx) {
+    if (library.empty())
+        return {};
+    if (is_torch_library(library, provider)) {
+        bool extension = false;
+        for (const auto& consumer : needed_by) {
+            std::string torch_dir = provider.substr(0, provider.find("/torch/lib/") + 6);
+            extension |= provider.find("/torch/lib/") == std::string::npos ||
+                         consumer.rfind(torch_dir, 0) != 0;
+        }
+        return extension ? "this extension was built against another torch"
+                         : "torch's own libraries come from different builds";
+    }
+    if (cxx)
+        return fmt::format("built against another version of {}", library);
+    return fmt::format(
+        "{} does not define them: another build of it wins, or it is older "
+        "than the one linked against",
+        library);
+}
+
+}  // namespace
+
+std::string demangle(const std::string& name) {
+    if (name.rfind("_Z", 0) != 0)
+        return name;
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> text(
+        abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
+    return status == 0 && text ? std::string(text.get()) : name;
+}
+
+void SymbolCollector::add(const loader::LoadSession& session, const BindResult& result,
+                          bool standalone, ExportIndexCache& indexes) {
+    m_references += result.references;
+    m_unjudged += result.unjudged;
+    for (const auto& missing : result.unbound) {
+        const auto& objects = session.objects();
+        std::string library = expected_library(session, missing, indexes);
+        std::string provider;
+        if (!library.empty()) {
+            int bound = session.find_by_name(library);
+            if (bound >= 0 && !objects[static_cast<size_t>(bound)].faked)
+                provider = canonical_of(objects[static_cast<size_t>(bound)]);
+        }
+        auto& group = m_groups[{canonical_of(objects[static_cast<size_t>(missing.object)]), library,
+                                provider}];
+        group.symbols.insert(Missing{missing.name, missing.version, missing.at_load});
+        group.in_context |= !standalone;
+    }
+}
+
+bool SymbolCollector::misses_from(const std::string& consumer, const std::string& library) const {
+    for (auto it = m_groups.lower_bound({consumer, library, ""});
+         it != m_groups.end() && std::get<0>(it->first) == consumer &&
+         std::get<1>(it->first) == library;
+         ++it) {
+        if (it->second.in_context)
+            return true;
+    }
+    return false;
+}
+
+void SymbolCollector::emit(const Scan& scan, std::vector<Problem>& problems) const {
+    // A symbol that fails at load in one context and at the first call in another is reported
+    // by its earliest failure.
+    struct Merged {
+        std::set<std::string> needed_by;
+        bool in_context = false;
+    };
+    using Symbols = std::map<std::pair<std::string, std::string>, bool>;  // -> at_load
+    std::map<std::tuple<std::string, std::string, Symbols>, Merged> merged;
+    std::unordered_set<std::string> wanted;
+    for (const auto& [key, group] : m_groups) {
+        Symbols symbols;
+        for (const auto& missing : group.symbols) {
+            symbols[{missing.name, missing.version}] |= missing.at_load;
+            wanted.insert(missing.name);
+        }
+        auto& entry = merged[{std::get<1>(key), std::get<2>(key), std::move(symbols)}];
+        entry.needed_by.insert(std::get<0>(key));
+        entry.in_context |= group.in_context;
+    }
+    if (merged.empty())
+        return;
+    // Where else the root defines them: one pass over every scanned object's symbols.
+    std::unordered_map<std::string, std::set<std::string>> definers;
+    for (const auto& object : scan.objects) {
+        if (!object.info || !object.info->symbols_read)
+            continue;
+        for (const auto& symbol : object.info->symbols) {
+            if (symbol.defined && symbol.binding != elf::k_stb_local && wanted.count(symbol.name))
+                definers[symbol.name].insert(object.path);
+        }
+    }
+    for (const auto& [key, entry] : merged) {
+        const auto& [library, provider, symbols] = key;
+        Problem problem{
+            "undefined-symbol", entry.in_context ? Severity::error : Severity::warning, {}};
+        std::set<std::string> everywhere;
+        bool first = true;
+        bool cxx = false;
+        nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+        for (const auto& [name_version, at_load] : symbols) {
+            const auto& [name, version] = name_version;
+            cxx |= name.rfind("_Z", 0) == 0;
+            nlohmann::ordered_json row;
+            row["name"] = name;
+            row["demangled"] = demangle(name);
+            row["version"] = version;
+            row["fails"] = at_load ? "at-load" : "at-first-call";
+            rows.push_back(std::move(row));
+            std::set<std::string> here;
+            if (auto found = definers.find(name); found != definers.end())
+                here = found->second;
+            if (first) {
+                everywhere = here;
+                first = false;
+            } else {
+                std::set<std::string> both;
+                for (const auto& path : everywhere) {
+                    if (here.count(path))
+                        both.insert(path);
+                }
+                everywhere = std::move(both);
+            }
+        }
+        everywhere.erase(provider);
+        problem.fields["library"] = library;
+        problem.fields["provider"] = provider;
+        problem.fields["needed_by"] =
+            std::vector<std::string>(entry.needed_by.begin(), entry.needed_by.end());
+        problem.fields["count"] = symbols.size();
+        problem.fields["symbols"] = std::move(rows);
+        if (!everywhere.empty())
+            problem.fields["defined_by"] =
+                std::vector<std::string>(everywhere.begin(), everywhere.end());
+        if (std::string hint = hint_for(library, provider, entry.needed_by, cxx); !hint.empty())
+            problem.fields["hint"] = hint;
+        if (!entry.in_context)
+            problem.fields["context"] = "standalone";
+        problems.push_back(std::move(problem));
+    }
+}
+
+}  // namespace rootlock::check
