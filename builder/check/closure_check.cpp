@@ -323,15 +323,23 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     collector.symbols.emit(scan, report.problems);
     collector.providers.emit(
         scan,
-        [&](const std::string& consumer, const std::string& soname, const std::string& picked) {
+        [&](const std::string& consumer, const std::string& soname, const std::string& picked,
+            const std::string& packaged) {
             for (const auto& [key, needed_by] : collector.versions) {
                 if (std::get<0>(key) == soname && std::get<2>(key) == picked &&
                     needed_by.count(consumer) != 0) {
                     return "version " + std::get<1>(key);
                 }
             }
-            if (collector.symbols.misses_from(consumer, soname))
-                return std::string("symbols it does not define");
+            // A symbol the consumer misses that its own copy defines.
+            fs::ElfProbe own = tree.probe_elf(packaged, true);
+            if (own.info && own.info->symbols_read) {
+                const ExportIndex& index = collector.indexes.get(own.info);
+                for (const auto& name : collector.symbols.missed_by(consumer)) {
+                    if (index.defines(name, ""))
+                        return name;
+                }
+            }
             return std::string();
         },
         report.problems);

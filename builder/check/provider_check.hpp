@@ -24,8 +24,8 @@ class ProviderCollector {
              loader::SearchContext& context, const Scan& scan,
              const std::vector<std::string>& site_dirs);
 
-    // `lacks(consumer, soname, provider)` says what the winner lacks for that consumer ("" when
-    // nothing): the verdict that makes the finding an error.
+    // `lacks(consumer, soname, picked, packaged)` says what the winner lacks for that consumer
+    // ("" when nothing): the verdict that makes the finding an error.
     template <typename Lacks>
     void emit(const Scan& scan, Lacks&& lacks, std::vector<Problem>& problems) const;
 
@@ -45,7 +45,7 @@ void ProviderCollector::emit(const Scan& scan, Lacks&& lacks,
         const auto& [soname, picked, via, packaged] = key;
         std::string reason;
         for (const auto& consumer : consumers) {
-            std::string lack = lacks(consumer, soname, picked);
+            std::string lack = lacks(consumer, soname, picked, packaged);
             if (!lack.empty()) {
                 reason = consumer + " needs " + lack;
                 break;

@@ -105,15 +105,16 @@ void SymbolCollector::add(const loader::LoadSession& session, const BindResult& 
     }
 }
 
-bool SymbolCollector::misses_from(const std::string& consumer, const std::string& library) const {
-    for (auto it = m_groups.lower_bound({consumer, library, ""});
-         it != m_groups.end() && std::get<0>(it->first) == consumer &&
-         std::get<1>(it->first) == library;
-         ++it) {
-        if (it->second.in_context)
-            return true;
+std::vector<std::string> SymbolCollector::missed_by(const std::string& consumer) const {
+    std::vector<std::string> names;
+    for (auto it = m_groups.lower_bound({consumer, "", ""});
+         it != m_groups.end() && std::get<0>(it->first) == consumer; ++it) {
+        if (!it->second.in_context)
+            continue;
+        for (const auto& missing : it->second.symbols)
+            names.push_back(missing.name);
     }
-    return false;
+    return names;
 }
 
 void SymbolCollector::emit(const Scan& scan, std::vector<Problem>& problems) const {

@@ -29,8 +29,8 @@ class SymbolCollector {
     // misses exactly that set. `scan` tells where else in the root the symbols are defined.
     void emit(const Scan& scan, std::vector<Problem>& problems) const;
 
-    // Whether `consumer` misses symbols expected from `library` (for wrong-provider's verdict).
-    bool misses_from(const std::string& consumer, const std::string& library) const;
+    // The names `consumer` misses in a load context (for wrong-provider's verdict).
+    std::vector<std::string> missed_by(const std::string& consumer) const;
 
     size_t references() const { return m_references; }
     size_t unjudged() const { return m_unjudged; }
