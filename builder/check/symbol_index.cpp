@@ -68,6 +68,18 @@ uint64_t ExportIndex::hash_name(std::string_view name) {
     return hash;
 }
 
+std::string_view c_prefix(std::string_view name) {
+    if (name.size() < 6 || name.substr(0, 2) == "_Z")
+        return {};
+    return name.substr(0, 4);
+}
+
+size_t ExportIndex::c_prefix_count(std::string_view name) const {
+    std::string_view prefix = c_prefix(name);
+    auto found = prefix.empty() ? m_c_prefixes.end() : m_c_prefixes.find(prefix);
+    return found == m_c_prefixes.end() ? 0 : found->second;
+}
+
 ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std::move(info)) {
     const auto& symbols = m_info->symbols;
     m_entries.reserve(symbols.size());
@@ -97,6 +109,8 @@ ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std:
         }
         if (auto space = mangled_namespace(symbol.name); !space.empty())
             ++m_namespaces[space];
+        else if (auto prefix = c_prefix(symbol.name); !prefix.empty())
+            ++m_c_prefixes[prefix];
     }
 }
 

@@ -35,6 +35,9 @@ class ExportIndex {
     // How many exported C++ names sit in the top-level namespace `mangled_prefix` ("3c10" for
     // c10::), for telling which library a missing C++ symbol was expected from.
     size_t namespace_count(std::string_view mangled_prefix) const;
+    // How many exported C names start with the same four characters ("nccl", "cuda"), the
+    // same question for libraries with a C API.
+    size_t c_prefix_count(std::string_view name) const;
     size_t size() const { return m_entries.size(); }
 
   private:
@@ -54,6 +57,7 @@ class ExportIndex {
     std::vector<Slot> m_slots;                   // a power of two, at most half full
     std::vector<Entry> m_entries;
     std::unordered_map<std::string_view, size_t> m_namespaces;
+    std::unordered_map<std::string_view, size_t> m_c_prefixes;
     bool m_versioned = false;  // the object has a DT_VERSYM table (some symbol has a version)
 };
 
@@ -61,6 +65,9 @@ class ExportIndex {
 // ("_ZN3c104cuda9SetDeviceEi" gives "3c10", "_ZTVN2at6TensorE" gives "2at"); empty for C names
 // and names outside a namespace.
 std::string_view mangled_namespace(std::string_view name);
+
+// The first four characters of a C name that long enough to tell an API apart; empty otherwise.
+std::string_view c_prefix(std::string_view name);
 
 // One index per object, built on first use and shared; thread-safe.
 class ExportIndexCache {

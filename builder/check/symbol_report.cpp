@@ -28,8 +28,6 @@ std::string expected_library(const loader::LoadSession& session, const UnboundRe
     if (!missing.file.empty())
         return missing.file;
     std::string_view space = mangled_namespace(missing.name);
-    if (space.empty())
-        return {};
     std::string best;
     size_t best_count = 0;
     for (const auto& request : session.requests()) {
@@ -38,7 +36,9 @@ std::string expected_library(const loader::LoadSession& session, const UnboundRe
         const auto& object = session.objects()[static_cast<size_t>(request.object)];
         if (object.faked || !object.info || !object.info->symbols_read)
             continue;
-        size_t count = indexes.get(object.info).namespace_count(space);
+        const ExportIndex& index = indexes.get(object.info);
+        size_t count =
+            space.empty() ? index.c_prefix_count(missing.name) : index.namespace_count(space);
         if (count > best_count) {
             best_count = count;
             best = soname_of(object);

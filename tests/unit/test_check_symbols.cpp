@@ -115,6 +115,8 @@ TEST_SUITE("rootlock::check") {
         }
         CHECK(check::demangle("_ZN3c104cuda9SetDeviceEi") == "c10::cuda::SetDevice(int)");
         CHECK(check::demangle("cudaMalloc") == "cudaMalloc");
+        CHECK(check::c_prefix("ncclCommShrink") == "nccl");
+        CHECK(check::c_prefix("f_new").empty());
         CHECK(check::demangle("_Znot-mangled") == "_Znot-mangled");
     }
 
@@ -221,6 +223,26 @@ TEST_SUITE("rootlock::check") {
         CHECK(f["symbols"][0]["demangled"] == "c10::cuda::SetDevice(int)");
         CHECK(f["defined_by"] == nlohmann::ordered_json({"/opt/old/lib/libc10.so"}));
         CHECK(f["hint"] == "this extension was built against another torch");
+    }
+
+    TEST_CASE("missing C symbols are grouped under the needed library with their prefix") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+                exporting("libnccl.so.2", {"ncclCommInitRank", "ncclAllReduce"}));
+        ElfSpec torch = library_spec("libtorch_cuda.so", {"libnccl.so.2", "libc.so.6"});
+        torch.symbols = {undefined("ncclCommShrink"), undefined("ncclAllReduce")};
+        add_elf(*tree, "/opt/t/libtorch_cuda.so", torch);
+        ElfSpec app = program_spec({"libtorch_cuda.so"});
+        app.rpath = "/opt/t";
+        add_elf(*tree, "/usr/bin/train", app);
+        auto report = run(*tree);
+        auto found = of_kind(report, "undefined-symbol");
+        REQUIRE(found.size() == 1);
+        CHECK(found[0]->fields["library"] == "libnccl.so.2");
+        CHECK(found[0]->fields["needed_by"] == nlohmann::ordered_json({"/opt/t/libtorch_cuda.so"}));
+        CHECK(found[0]->fields["hint"] ==
+              "libnccl.so.2 does not define them: another build of it wins, or it is older than "
+              "the one linked against");
     }
 
     TEST_CASE("a copy on LD_LIBRARY_PATH beating the consumer's own is a wrong provider") {
