@@ -84,6 +84,12 @@ void render_undefined_symbols(std::string& out, const nlohmann::ordered_json& f,
     }
     if (f.contains("defined_by"))
         list_paths(out, "defined in", f["defined_by"], 4);
+    if (f.contains("cached_builds")) {
+        std::string builds;
+        for (const auto& build : f["cached_builds"])
+            builds += (builds.empty() ? "" : ", ") + build.get<std::string>();
+        out += fmt::format("    defined by torch {} (in rootlock's cache)\n", builds);
+    }
 }
 
 void render_problem(std::string& out, const check::Problem& problem, const Style& style) {
