@@ -379,10 +379,23 @@ bool LoadSession::load_main(const std::string& path, bool origin_from_realpath) 
 }
 
 int LoadSession::dlopen(const std::string& path) {
+    return dlopen_from(m_main, path);
+}
+
+int LoadSession::dlopen_from(int caller, const std::string& name) {
+    // Only code of an object the namespace holds can call dlopen; -1 is "no main program", as
+    // before a main is loaded.
+    if (caller < -1 || caller >= static_cast<int>(m_objects.size()))
+        return -1;
+    if (caller >= 0) {
+        const LoadedObject& calling = m_objects[static_cast<size_t>(caller)];
+        if (calling.faked || !calling.info)
+            return -1;
+    }
     Via via = Via::not_found;
     int via_object = -1;
     size_t before = m_objects.size();
-    int index = map_object(m_main, path, via, via_object);
+    int index = map_object(caller, name, via, via_object);
     LoadedObject& object = m_objects[static_cast<size_t>(index)];
     if (object.faked)
         return -1;

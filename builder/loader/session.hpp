@@ -66,6 +66,16 @@ class LoadSession {
     // see only its own DT_RPATH and the main program's. Returns its index, -1 on failure.
     int dlopen(const std::string& path);
 
+    // dlopen(name) as called from code in object `caller`: _dl_open_worker passes the caller's
+    // map to _dl_map_object, so a bare name is searched along the caller's DT_RPATH and its
+    // l_loader chain (unless the caller has DT_RUNPATH), the main program's DT_RPATH,
+    // LD_LIBRARY_PATH, the caller's DT_RUNPATH, the cache and the defaults, and $ORIGIN in a name
+    // with a slash is the caller's. __RTLD_CALLMAP then drops the caller, so the new object has
+    // no l_loader. Returns the object's index, or -1 when nothing was found or `caller` is not
+    // a loaded object.
+    int dlopen_from(int caller, const std::string& name);
+
+    const SearchContext& context() const { return m_context; }
     const std::vector<LoadedObject>& objects() const { return m_objects; }
     const std::vector<Request>& requests() const { return m_requests; }
     // Objects in the order ld.so's trace mode prints them (main excluded): the link map, in

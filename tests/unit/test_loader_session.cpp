@@ -284,6 +284,125 @@ TEST_SUITE("rootlock::loader") {
         CHECK(listed.back() == Listed{"libc3.so.1", "-", "not-found", ""});
     }
 
+    TEST_CASE("dlopen from a library searches its RPATH; what it opens does not inherit it") {
+        auto tree = make_fake_root();
+        ElfSpec a = library_spec("liba.so.1");
+        a.rpath = "$ORIGIN/../b:$ORIGIN/../c";
+        add_elf(*tree, "/opt/t/a/liba.so.1", a);
+        add_elf(*tree, "/opt/t/b/libb.so.1", library_spec("libb.so.1", {"libc3.so.1"}));
+        add_elf(*tree, "/opt/t/c/libc3.so.1", library_spec("libc3.so.1"));
+        loader::RootModel model = model_for(*tree);
+        loader::LoadSession session(*model.context);
+        REQUIRE(session.load_main("/bin/sh", true));
+        int caller = session.dlopen("/opt/t/a/liba.so.1");
+        REQUIRE(caller >= 0);
+        // From the program, whose RPATH is empty, the name is not found.
+        CHECK(session.dlopen("libb.so.1") == -1);
+        int index = session.dlopen_from(caller, "libb.so.1");
+        REQUIRE(index >= 0);
+        const auto& object = session.objects()[static_cast<size_t>(index)];
+        CHECK(object.name == "/opt/t/a/../b/libb.so.1");
+        CHECK(object.canonical == "/opt/t/b/libb.so.1");
+        CHECK(object.via == loader::Via::rpath);
+        CHECK(object.via_object == caller);
+        CHECK(object.loader == -1);
+        // loader.md section 1, observed: "B found, C not found".
+        CHECK(list(session).back() == Listed{"libc3.so.1", "-", "not-found", ""});
+    }
+
+    TEST_CASE("dlopen from a library walks the RPATH of the objects that loaded it") {
+        auto tree = make_fake_root();
+        ElfSpec a = library_spec("liba.so.1", {"libmid.so.1"});
+        a.rpath = "$ORIGIN:$ORIGIN/../b";
+        add_elf(*tree, "/opt/t/a/liba.so.1", a);
+        add_elf(*tree, "/opt/t/a/libmid.so.1", library_spec("libmid.so.1"));
+        ElfSpec with_runpath = library_spec("librun.so.1");
+        with_runpath.runpath = "/nowhere";
+        add_elf(*tree, "/opt/t/a/librun.so.1", with_runpath);
+        add_elf(*tree, "/opt/t/b/libb.so.1", library_spec("libb.so.1"));
+        loader::RootModel model = model_for(*tree);
+        loader::LoadSession session(*model.context);
+        REQUIRE(session.load_main("/bin/sh", true));
+        int a_index = session.dlopen("/opt/t/a/liba.so.1");
+        REQUIRE(a_index >= 0);
+        int mid = session.find_by_name("libmid.so.1");
+        REQUIRE(mid >= 0);
+        CHECK(session.objects()[static_cast<size_t>(mid)].loader == a_index);
+        int index = session.dlopen_from(mid, "libb.so.1");
+        REQUIRE(index >= 0);
+        CHECK(session.objects()[static_cast<size_t>(index)].via == loader::Via::rpath);
+        CHECK(session.objects()[static_cast<size_t>(index)].via_object == a_index);
+        // A caller with DT_RUNPATH has the inherited chain switched off.
+        int run = session.dlopen_from(a_index, "librun.so.1");
+        REQUIRE(run >= 0);
+        CHECK(session.dlopen_from(run, "libb2.so.1") == -1);
+    }
+
+    TEST_CASE("dlopen from a library with RUNPATH searches it after LD_LIBRARY_PATH") {
+        auto tree = make_fake_root();
+        ElfSpec a = library_spec("liba.so.1");
+        a.runpath = "/opt/t/b";
+        add_elf(*tree, "/opt/t/a/liba.so.1", a);
+        add_elf(*tree, "/opt/t/b/libb.so.1", library_spec("libb.so.1"));
+        add_elf(*tree, "/opt/llp/libb.so.1", library_spec("libb.so.1"));
+        for (bool with_llp : {false, true}) {
+            CAPTURE(with_llp);
+            loader::ModelOptions options;
+            if (with_llp)
+                options.ld_library_path = {"/opt/llp"};
+            loader::RootModel model = model_for(*tree, options);
+            loader::LoadSession session(*model.context);
+            REQUIRE(session.load_main("/bin/sh", true));
+            int caller = session.dlopen("/opt/t/a/liba.so.1");
+            int index = session.dlopen_from(caller, "libb.so.1");
+            REQUIRE(index >= 0);
+            const auto& object = session.objects()[static_cast<size_t>(index)];
+            CHECK(object.canonical == (with_llp ? "/opt/llp/libb.so.1" : "/opt/t/b/libb.so.1"));
+            CHECK(object.via == (with_llp ? loader::Via::ld_library_path : loader::Via::runpath));
+        }
+    }
+
+    TEST_CASE("$ORIGIN in a name dlopened from a library is that library's directory") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/opt/t/a/liba.so.1", library_spec("liba.so.1"));
+        add_elf(*tree, "/opt/t/b/libb.so.1", library_spec("libb.so.1"));
+        loader::RootModel model = model_for(*tree);
+        loader::LoadSession session(*model.context);
+        REQUIRE(session.load_main("/bin/sh", true));
+        int caller = session.dlopen("/opt/t/a/liba.so.1");
+        CHECK(session.dlopen("$ORIGIN/../b/libb.so.1") == -1);  // the program's is /usr/bin
+        int index = session.dlopen_from(caller, "$ORIGIN/../b/libb.so.1");
+        REQUIRE(index >= 0);
+        CHECK(session.objects()[static_cast<size_t>(index)].via == loader::Via::path);
+        CHECK(session.objects()[static_cast<size_t>(index)].canonical == "/opt/t/b/libb.so.1");
+    }
+
+    TEST_CASE("dlopen from a caller answers with an object already loaded under the name") {
+        auto tree = make_fake_root();
+        loader::RootModel model = model_for(*tree);
+        loader::LoadSession session(*model.context);
+        REQUIRE(session.load_main("/bin/sh", true));
+        int libc = session.find_by_name("libc.so.6");
+        REQUIRE(libc >= 0);
+        size_t before = session.objects().size();
+        CHECK(session.dlopen_from(libc, "libc.so.6") == libc);
+        CHECK(session.objects().size() == before);
+    }
+
+    TEST_CASE("dlopen from an object the namespace does not hold fails") {
+        auto tree = make_fake_root();
+        loader::RootModel model = model_for(*tree);
+        loader::LoadSession session(*model.context);
+        REQUIRE(session.load_main("/bin/sh", true));
+        CHECK(session.dlopen("libnothing.so.1") == -1);
+        const int faked = static_cast<int>(session.objects().size()) - 1;
+        REQUIRE(session.objects().back().faked);
+        const int size = static_cast<int>(session.objects().size());
+        CHECK(session.dlopen_from(-2, "libc.so.6") == -1);
+        CHECK(session.dlopen_from(size, "libc.so.6") == -1);
+        CHECK(session.dlopen_from(faked, "libc.so.6") == -1);
+    }
+
     TEST_CASE("a version the chosen provider does not define is a gap; a weak one is not") {
         auto tree = make_fake_root();
         ElfSpec needy = program_spec({"libc.so.6"});
