@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/closure_check.hpp"
+#include "check/cuda_rules.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report_text.hpp"
@@ -26,7 +27,9 @@ struct CheckCliOptions {
     std::string ld_library_path;
     std::string hwcaps;
     std::vector<std::string> paths;
-    std::string lock;  // --lock: verify the environment at PATH against it instead
+    std::string lock;    // --lock: verify the environment at PATH against it instead
+    std::string cuda;    // --cuda X.Y: the CUDA toolkit the image targets
+    std::string driver;  // --driver: the host's driver, a branch or a full release
 };
 
 // `check --lock LOCK PATH`: the live environment at PATH against the lock, every RECORD
@@ -72,6 +75,15 @@ int run_lock_verification(const CheckCliOptions& options, const fs::FileTree& tr
 }
 
 int run_check_command(const CheckCliOptions& options) {
+    // Both are checked before the root is read: a typo should not cost a scan.
+    if (!options.cuda.empty()) {
+        if (auto cuda = check::parse_cuda_target(options.cuda, ""); !cuda.ok())
+            return fail_usage("--cuda: " + cuda.error().text());
+    }
+    if (!options.driver.empty()) {
+        if (auto driver = check::parse_driver_version(options.driver); !driver.ok())
+            return fail_usage("--driver: " + driver.error().text());
+    }
     auto tree = open_root(options.root);
     if (!tree)
         return fail_usage(tree.error().text());
@@ -91,6 +103,8 @@ int run_check_command(const CheckCliOptions& options) {
             loader::split_path_list(options.ld_library_path, true);
     }
     check_options.model.overrides.hwcaps = split_list(options.hwcaps);
+    check_options.cuda = options.cuda;
+    check_options.driver = options.driver;
     auto report = check::run_check(*tree.value(), check_options);
     if (!report)
         return fail_usage(report.error().text());
@@ -105,6 +119,7 @@ int run_check_command(const CheckCliOptions& options) {
         nlohmann::ordered_json out;
         out["ok"] = report->ok;
         out["objects"] = report->objects;
+        out["symbols"] = report->symbols;
         out["root"] = options.root;
         out["problems"] = nlohmann::ordered_json::array();
         for (const auto& problem : report->problems)
@@ -140,6 +155,12 @@ void register_check(CLI::App& app, std::function<int()>& run) {
     cmd->add_option("--ld-library-path", options->ld_library_path,
                     "Model an LD_LIBRARY_PATH set in the container");
     cmd->add_option("--hwcaps", options->hwcaps, "glibc-hwcaps levels the target CPU supports");
+    cmd->add_option("--cuda", options->cuda,
+                    "The CUDA toolkit the image targets (X.Y): every CUDA library must be of "
+                    "its major");
+    cmd->add_option("--driver", options->driver,
+                    "The host's NVIDIA driver (580 or 580.65.06): new enough for the CUDA "
+                    "found, and the only driver libraries the image may carry");
     cmd->add_option("--lock", options->lock,
                     "Verify the environment at PATH against this lock instead (missing, extra "
                     "and other versions; files that differ from RECORD)");

@@ -9,6 +9,7 @@
 
 #include "check/cuda_family.hpp"
 #include "fs/overlay_tree.hpp"
+#include "fs/path_resolve.hpp"
 #include "index/content_store.hpp"
 #include "index/index_client.hpp"
 #include "index/page_cache.hpp"
@@ -79,18 +80,39 @@ std::string problem_subject(const check::Problem& problem) {
     return "";
 }
 
+// The file names the closure check already named in a `cuda-major-mismatch` (it runs with the
+// recipe's CUDA when the recipe has one): those are not reported a second time here.
+std::set<std::string> mismatches_reported(const check::CheckReport& report) {
+    std::set<std::string> out;
+    for (const auto& problem : report.problems) {
+        if (problem.kind != "cuda-major-mismatch")
+            continue;
+        auto libraries = problem.fields.find("libraries");
+        if (libraries == problem.fields.end() || !libraries->is_array())
+            continue;
+        for (const auto& library : *libraries) {
+            if (library.is_string())
+                out.insert(fs::basename(library.get<std::string>()));
+        }
+    }
+    return out;
+}
+
 // The closure's CUDA majors must be the recipe's: a cu13 library in a cu12 lock is a mix the
-// loader would happily load, and the driver would not.
+// loader would happily load, and the driver would not. The wheels' own sonames catch what no
+// closure loads; what the closure check already named is left to it.
 void check_cuda_agreement(const recipe::Recipe& recipe, const std::vector<FetchedWheel>& wheels,
                           const std::vector<std::string>& names, check::CheckReport& report) {
     if (!recipe.torch.has_value())
         return;
     const int expected = cuda_major(recipe.torch->cuda);
+    const std::set<std::string> reported = mismatches_reported(report);
     nlohmann::ordered_json found = nlohmann::ordered_json::array();
     for (size_t i = 0; i < wheels.size(); ++i) {
         for (const auto& soname : wheels[i].scan->provides) {
             auto membership = check::cuda_membership(soname);
-            if (!membership.has_value() || membership->cuda_major == expected)
+            if (!membership.has_value() || membership->cuda_major == expected ||
+                reported.count(soname) != 0)
                 continue;
             found.push_back({{"soname", soname},
                              {"cuda_major", membership->cuda_major},
@@ -106,6 +128,30 @@ void check_cuda_agreement(const recipe::Recipe& recipe, const std::vector<Fetche
     report.problems.push_back(std::move(problem));
     report.ok = false;
     check::sort_problems(report.problems);
+}
+
+// check_final_tree() with the recipe's CUDA toolkit and host driver, so that the closure check
+// applies the CUDA and driver rules too.
+util::Result<check::CheckReport> check_tree(
+    const fs::FileTree& tree, const fs::FileTree& base,
+    const std::vector<std::pair<std::string, std::string>>& environment,
+    const std::vector<std::string>& host_provides, const std::string& cuda,
+    const std::string& driver) {
+    check::CheckOptions options;
+    for (const auto& [name, value] : environment) {
+        if (name == "LD_LIBRARY_PATH")
+            options.model.ld_library_path = loader::split_path_list(value, true);
+    }
+    options.model.extra_host_provided = host_provides;
+    options.cuda = cuda;
+    options.driver = driver;
+    ROOTLOCK_TRY(report, check::run_check(tree, options));
+    for (auto& problem : check::tree_problems(base)) {
+        report.problems.push_back(std::move(problem));
+        report.ok = false;
+    }
+    check::sort_problems(report.problems);
+    return std::move(report);
 }
 
 }  // namespace
@@ -144,19 +190,7 @@ util::Result<check::CheckReport> check_final_tree(
     const fs::FileTree& tree, const fs::FileTree& base,
     const std::vector<std::pair<std::string, std::string>>& environment,
     const std::vector<std::string>& host_provides) {
-    check::CheckOptions options;
-    for (const auto& [name, value] : environment) {
-        if (name == "LD_LIBRARY_PATH")
-            options.model.ld_library_path = loader::split_path_list(value, true);
-    }
-    options.model.extra_host_provided = host_provides;
-    ROOTLOCK_TRY(report, check::run_check(tree, options));
-    for (auto& problem : check::tree_problems(base)) {
-        report.problems.push_back(std::move(problem));
-        report.ok = false;
-    }
-    check::sort_problems(report.problems);
-    return std::move(report);
+    return check_tree(tree, base, environment, host_provides, "", "");
 }
 
 std::string recipe_digest(std::string_view recipe_text) {
@@ -263,8 +297,9 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     }
     if (auto extras = add_recipe_extras(*overlay, recipe.library_paths, recipe.files); !extras.ok())
         return extras.error();
-    ROOTLOCK_TRY(report,
-                 check_final_tree(*overlay, *base.tree, recipe.environment, recipe.host_provides));
+    ROOTLOCK_TRY(report, check_tree(*overlay, *base.tree, recipe.environment, recipe.host_provides,
+                                    recipe.torch.has_value() ? recipe.torch->cuda : "",
+                                    recipe.cuda.has_value() ? recipe.cuda->driver : ""));
     check_cuda_agreement(recipe, wheels, names, report);
     outcome.report = std::move(report);
     outcome.stats.check_ms = since(step);
