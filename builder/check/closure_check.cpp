@@ -8,11 +8,15 @@
 #include <unordered_set>
 
 #include "check/cuda_family.hpp"
+#include "check/cuda_rules.hpp"
+#include "check/dlopen_edges.hpp"
 #include "check/object_scan.hpp"
 #include "check/provider_check.hpp"
 #include "check/python_checks.hpp"
 #include "check/symbol_binding.hpp"
 #include "check/symbol_report.hpp"
+#include "check/torch_preload.hpp"
+#include "check/torch_session.hpp"
 #include "fs/hiding_tree.hpp"
 #include "fs/path_resolve.hpp"
 #include "fs/tar_tree.hpp"
@@ -62,7 +66,33 @@ struct Collector {
     const Scan* scan = nullptr;
     const std::vector<std::string>* site_dirs = nullptr;
     ProviderCollector providers;
+    // Known runtime dlopen edges (warnings): name -> who opens it; and opened objects whose own
+    // needs fail, (name, provider, missing needs) -> who opens it.
+    std::map<std::string, std::set<std::string>> dlopen_missing;
+    std::map<std::tuple<std::string, std::string, std::vector<std::string>>, std::set<std::string>>
+        dlopen_broken;
+    // Found only through torch's Python preload: soname -> (file, environments' global deps).
+    std::map<std::string, std::pair<std::string, std::set<std::string>>> preload_only;
+    CudaMajors cuda_majors;  // CUDA major -> libraries of it in closures something loads
 };
+
+// Whether any object of `session` from `first` on is a consumer in the dlopen-edge table: most
+// namespaces have none, and following edges copies the session.
+bool has_dlopen_consumer(const loader::LoadSession& session, size_t first) {
+    const auto edges = known_dlopen_edges();
+    for (size_t i = first; i < session.objects().size(); ++i) {
+        const auto& object = session.objects()[i];
+        if (object.faked || !object.info)
+            continue;
+        const std::string name =
+            object.info->soname.empty() ? fs::basename(object.canonical) : object.info->soname;
+        for (const auto& edge : edges) {
+            if (glob_match(edge.consumer, name))
+                return true;
+        }
+    }
+    return false;
+}
 
 std::string canonical_of(const loader::LoadedObject& object) {
     return object.canonical.empty() ? object.name : object.canonical;
@@ -87,6 +117,18 @@ void collect_session(const loader::LoadSession& session, Collector& out, const S
                     standalone, out.indexes);
     if (!standalone)
         out.providers.add(session, from.requests, *out.context, *out.scan, *out.site_dirs);
+    if (!standalone && has_dlopen_consumer(session, from.objects)) {
+        for (auto& finding : follow_dlopen_edges(session, from.objects)) {
+            if (finding.optional)
+                continue;
+            if (finding.missing) {
+                out.dlopen_missing[finding.name].insert(finding.consumer);
+            } else if (!finding.missing_dependencies.empty()) {
+                out.dlopen_broken[{finding.name, finding.provider, finding.missing_dependencies}]
+                    .insert(finding.consumer);
+            }
+        }
+    }
     if (!session.missing_interpreter().empty() && session.main_index() >= 0) {
         out.interpreters[session.missing_interpreter()].insert(
             canonical_of(objects[static_cast<size_t>(session.main_index())]));
@@ -141,11 +183,32 @@ void collect_session(const loader::LoadSession& session, Collector& out, const S
         if (!standalone)
             out.versions_in_context.insert({gap.file, gap.version, canonical_of(provider)});
     }
+    bool mixed = false;
+    std::set<int> all_majors;
     for (const auto& [family, set] : majors) {
+        all_majors.insert(set.begin(), set.end());
         if (set.size() < 2)
             continue;
+        mixed = true;
         auto& members = out.cuda_mix[{family, set}];
         members.insert(family_objects[family].begin(), family_objects[family].end());
+    }
+    // One closure is one CUDA major: cudart 12 beside cublas 13 is a mix too.
+    if (!mixed && all_majors.size() > 1) {
+        auto& members = out.cuda_mix[{"cuda", all_majors}];
+        for (const auto& [family, objects_of_family] : family_objects)
+            members.insert(objects_of_family.begin(), objects_of_family.end());
+    }
+    {
+        // Every closure counts, a library checked on its own too: it is in the image.
+        for (const auto& object : objects) {
+            if (object.faked)
+                continue;
+            std::string soname = object.info && !object.info->soname.empty() ? object.info->soname
+                                                                             : object.first_request;
+            if (auto member = cuda_membership(soname))
+                out.cuda_majors[member->cuda_major].insert(canonical_of(object));
+        }
     }
 }
 
@@ -203,6 +266,28 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
         problem.fields["needed_by"] = sorted_array(programs);
         problems.push_back(std::move(problem));
     }
+    for (const auto& [name, consumers] : in.dlopen_missing) {
+        Problem problem{"missing-dlopen", Severity::warning, {}};
+        problem.fields["soname"] = name;
+        problem.fields["opened_by"] = sorted_array(consumers);
+        problem.fields["candidates"] = copies_of(scan, name);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, consumers] : in.dlopen_broken) {
+        Problem problem{"missing-dlopen", Severity::warning, {}};
+        problem.fields["soname"] = std::get<0>(key);
+        problem.fields["opened_by"] = sorted_array(consumers);
+        problem.fields["provider"] = std::get<1>(key);
+        problem.fields["missing_dependencies"] = std::get<2>(key);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [soname, found] : in.preload_only) {
+        Problem problem{"preload-only", Severity::warning, {}};
+        problem.fields["soname"] = soname;
+        problem.fields["path"] = found.first;
+        problem.fields["needed_by"] = sorted_array(found.second);
+        problems.push_back(std::move(problem));
+    }
     for (const auto& [path, text] : scan.bad_objects) {
         Problem problem{"bad-object", Severity::error, {}};
         problem.fields["path"] = path;
@@ -222,6 +307,7 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     if (!model)
         return model.error();
     loader::SearchContext& context = *model->context;
+    ROOTLOCK_TRY(target, parse_cuda_target(options.cuda, options.driver));
     Scan scan = scan_objects(tree, options.paths, context.target(), environments.site_dirs);
 
     Collector collector;
@@ -241,7 +327,7 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     // extensions see libtorch_global_deps.so already loaded RTLD_GLOBAL, as `import torch` does.
     std::vector<std::unique_ptr<loader::LoadSession>> bases(environments.environments.size());
     std::vector<std::unique_ptr<loader::LoadSession>> torch_bases(environments.environments.size());
-    std::vector<int> global_deps_index(environments.environments.size(), -1);
+    std::vector<std::vector<int>> torch_roots(environments.environments.size());
     std::vector<std::string> notes = model->notes;
     for (size_t i = 0; i < environments.environments.size(); ++i) {
         const auto& environment = environments.environments[i];
@@ -258,13 +344,18 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         collect_session(*base, collector, ScopePlan{{base->main_index()}});
         std::string global_deps = environments.site_dirs[i] + "/torch/lib/libtorch_global_deps.so";
         if (tree.lstat(global_deps)) {
-            auto torch = std::make_unique<loader::LoadSession>(*base);
+            TorchSession torch =
+                open_torch_session(*base, tree, global_deps, {environments.site_dirs[i]});
             // ctypes.CDLL(..., RTLD_GLOBAL): bound now, then part of the global scope.
-            const int opened = torch->dlopen(global_deps);
-            collect_session(*torch, collector, ScopePlan{{torch->main_index()}, opened, true},
+            collect_session(*torch.session, collector, ScopePlan{torch.global_roots, -1, true},
                             since(*base));
-            global_deps_index[i] = opened;
-            torch_bases[i] = std::move(torch);
+            for (const auto& [soname, path] : torch.preload_only) {
+                auto& entry = collector.preload_only[soname];
+                entry.first = path;
+                entry.second.insert(global_deps);
+            }
+            torch_roots[i] = torch.global_roots;
+            torch_bases[i] = std::move(torch.session);
         }
         bases[i] = std::move(base);
     }
@@ -278,8 +369,7 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
             plan.global_roots = {base->main_index()};
         if (torch_bases[env] && in_torch(object.path, environments.site_dirs[env])) {
             base = torch_bases[env].get();
-            if (global_deps_index[env] >= 0)
-                plan.global_roots.push_back(global_deps_index[env]);
+            plan.global_roots = torch_roots[env];
         }
         if (base == nullptr) {
             // No interpreter to load it: its Python symbols cannot be bound here.
@@ -319,6 +409,19 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
 
     CheckReport report;
     report.objects = scan.objects.size();
+    std::vector<std::string> object_paths;
+    std::vector<ScannedElf> scanned;
+    for (const auto& object : scan.objects) {
+        object_paths.push_back(object.path);
+        scanned.emplace_back(object.path, object.info.get());
+    }
+    for (auto& problem : cuda_target_problems(collector.cuda_majors, target))
+        report.problems.push_back(std::move(problem));
+    for (auto& problem : driver_library_problems(tree, object_paths, target.driver))
+        report.problems.push_back(std::move(problem));
+    ROOTLOCK_TRY(stubs, stubs_path_problems(tree, options.model.ld_library_path, scanned));
+    for (auto& problem : stubs)
+        report.problems.push_back(std::move(problem));
     emit_problems(collector, scan, report.problems);
     collector.symbols.emit(scan, report.problems);
     collector.providers.emit(

@@ -4,6 +4,7 @@
 // winner lacks a version or symbol the consumer needs (the __nvJitLinkComplete_12_4 failure).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -57,7 +58,14 @@ void ProviderCollector::emit(const Scan& scan, Lacks&& lacks,
         problem.fields["via"] = via;
         problem.fields["packaged"] = packaged;
         problem.fields["needed_by"] = std::vector<std::string>(consumers.begin(), consumers.end());
-        problem.fields["copies"] = copies_of(scan, soname);
+        // The checked paths may not reach the winner (`check /opt/app` with LD_LIBRARY_PATH).
+        std::vector<std::string> copies = copies_of(scan, soname);
+        for (const std::string* path : {&picked, &packaged}) {
+            if (std::find(copies.begin(), copies.end(), *path) == copies.end())
+                copies.push_back(*path);
+        }
+        std::sort(copies.begin(), copies.end());
+        problem.fields["copies"] = copies;
         if (!reason.empty())
             problem.fields["reason"] = reason + ", which the winner lacks";
         problems.push_back(std::move(problem));

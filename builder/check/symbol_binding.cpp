@@ -215,6 +215,18 @@ BindResult bind_symbols(const loader::LoadSession& session, size_t first, const 
             missing.version = symbol.version;
             if (!symbol.version.empty())
                 missing.file = needed_file(*entry->info, symbol.version);
+            if (!missing.file.empty()) {
+                // A version its provider lacks is a missing-version already.
+                int provider = session.find_by_name(missing.file);
+                if (provider >= 0) {
+                    const auto& bound = objects[static_cast<size_t>(provider)];
+                    if (!bound.faked && bound.info && !bound.info->version_defs.empty() &&
+                        !bound.info->defines_version(missing.version)) {
+                        ++result.unjudged;
+                        continue;
+                    }
+                }
+            }
             if (unknown && !missing.file.empty()) {
                 int provider = session.find_by_name(missing.file);
                 if (provider < 0 || objects[static_cast<size_t>(provider)].faked ||

@@ -102,6 +102,14 @@ void SymbolCollector::add(const loader::LoadSession& session, const BindResult& 
                                 provider}];
         group.symbols.insert(Missing{missing.name, missing.version, missing.at_load});
         group.in_context |= !standalone;
+        if (library.empty() && group.needed.empty()) {
+            for (const auto& request : session.requests()) {
+                if (request.requester != missing.object || request.object < 0)
+                    continue;
+                const auto& bound = objects[static_cast<size_t>(request.object)];
+                group.needed[request.name] = bound.faked ? "" : canonical_of(bound);
+            }
+        }
     }
 }
 
@@ -118,6 +126,26 @@ std::vector<std::string> SymbolCollector::missed_by(const std::string& consumer)
 }
 
 void SymbolCollector::emit(const Scan& scan, std::vector<Problem>& problems) const {
+    if (m_groups.empty())
+        return;
+    std::unordered_set<std::string> wanted;
+    for (const auto& [key, group] : m_groups) {
+        for (const auto& missing : group.symbols)
+            wanted.insert(missing.name);
+    }
+    // Where else the root defines them: one pass over every scanned object's symbols.
+    std::unordered_map<std::string, std::set<std::string>> definers;
+    std::unordered_map<std::string, std::string> soname_at;
+    for (const auto& object : scan.objects) {
+        if (!object.info || !object.info->symbols_read)
+            continue;
+        for (const auto& symbol : object.info->symbols) {
+            if (symbol.defined && symbol.binding != elf::k_stb_local && wanted.count(symbol.name)) {
+                definers[symbol.name].insert(object.path);
+                soname_at[object.path] = object.info->soname;
+            }
+        }
+    }
     // A symbol that fails at load in one context and at the first call in another is reported
     // by its earliest failure.
     struct Merged {
@@ -126,28 +154,28 @@ void SymbolCollector::emit(const Scan& scan, std::vector<Problem>& problems) con
     };
     using Symbols = std::map<std::pair<std::string, std::string>, bool>;  // -> at_load
     std::map<std::tuple<std::string, std::string, Symbols>, Merged> merged;
-    std::unordered_set<std::string> wanted;
     for (const auto& [key, group] : m_groups) {
         Symbols symbols;
-        for (const auto& missing : group.symbols) {
+        for (const auto& missing : group.symbols)
             symbols[{missing.name, missing.version}] |= missing.at_load;
-            wanted.insert(missing.name);
+        std::string library = std::get<1>(key);
+        std::string provider = std::get<2>(key);
+        if (library.empty()) {
+            // A copy elsewhere defining the first of them, under a soname the consumer needs.
+            auto found = definers.find(group.symbols.begin()->name);
+            for (const auto& path :
+                 found == definers.end() ? std::set<std::string>{} : found->second) {
+                auto needed = group.needed.find(soname_at[path]);
+                if (needed != group.needed.end() && !needed->first.empty()) {
+                    library = needed->first;
+                    provider = needed->second;
+                    break;
+                }
+            }
         }
-        auto& entry = merged[{std::get<1>(key), std::get<2>(key), std::move(symbols)}];
+        auto& entry = merged[{library, provider, std::move(symbols)}];
         entry.needed_by.insert(std::get<0>(key));
         entry.in_context |= group.in_context;
-    }
-    if (merged.empty())
-        return;
-    // Where else the root defines them: one pass over every scanned object's symbols.
-    std::unordered_map<std::string, std::set<std::string>> definers;
-    for (const auto& object : scan.objects) {
-        if (!object.info || !object.info->symbols_read)
-            continue;
-        for (const auto& symbol : object.info->symbols) {
-            if (symbol.defined && symbol.binding != elf::k_stb_local && wanted.count(symbol.name))
-                definers[symbol.name].insert(object.path);
-        }
     }
     for (const auto& [key, entry] : merged) {
         const auto& [library, provider, symbols] = key;

@@ -45,6 +45,10 @@ class SymbolCollector {
     struct Group {
         std::set<Missing> symbols;
         bool in_context = false;
+        // For references no needed library explains: the consumer's DT_NEEDED names -> what
+        // they bound to, so that a copy elsewhere in the root that defines the symbols can say
+        // which of them was expected (libshadow.so.1 shadowed by a copy that lacks f_new).
+        std::map<std::string, std::string> needed;
     };
     // (consumer, library, provider) -> what it misses
     std::map<std::tuple<std::string, std::string, std::string>, Group> m_groups;

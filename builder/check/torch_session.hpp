@@ -1,0 +1,33 @@
+// The namespace `import torch` builds before any of torch's extensions load:
+// libtorch_global_deps.so opened RTLD_GLOBAL, and, when that fails on a CUDA library, torch's
+// Python preload fallback (cuda-wheels.md section 6) first: the NVIDIA libraries found on
+// sys.path, ctypes-loaded RTLD_GLOBAL, then global deps again.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fs/file_tree.hpp"
+#include "loader/session.hpp"
+
+namespace rootlock::check {
+
+struct TorchSession {
+    std::unique_ptr<loader::LoadSession> session;
+    // The global scope's roots, in load order: the interpreter, what the preload opened, and
+    // libtorch_global_deps.so.
+    std::vector<int> global_roots;
+    int global_deps = -1;
+    // Sonames that global deps' closure finds only because the preload loaded them first ->
+    // the file the preload took.
+    std::map<std::string, std::string> preload_only;
+};
+
+// `base` holds the interpreter; `sys_path` the environment's site directories.
+TorchSession open_torch_session(const loader::LoadSession& base, const fs::FileTree& tree,
+                                const std::string& global_deps,
+                                const std::vector<std::string>& sys_path);
+
+}  // namespace rootlock::check
