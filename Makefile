@@ -52,6 +52,7 @@ demo: build
 
 bench: build
 	python3 tests/bench/bench_check.py $(BUILD)/rootlock
+	python3 tests/bench/bench_symbols.py $(BUILD)/rootlock
 	python3 tests/bench/bench_lock.py $(BUILD)/rootlock
 	python3 tests/bench/bench_build.py $(BUILD)/rootlock
 	python3 tests/bench/bench_diff.py $(BUILD)/rootlock
