@@ -235,7 +235,10 @@ BindResult bind_symbols(const loader::LoadSession& session, size_t first, const 
                     continue;
                 }
             }
-            missing.at_load = now || !is_function(symbol);
+            // Only a PLT-only call waits for its first call; without the relocation tables,
+            // the symbol's type is the best guess.
+            missing.at_load =
+                now || (entry->info->relocations_read ? !symbol.lazy : !is_function(symbol));
             result.unbound.push_back(std::move(missing));
         }
     }

@@ -177,6 +177,15 @@ class StringTable {
 
 // Dynamic tags, by number, with the names errors use.
 inline constexpr uint64_t k_dt_null = 0;
+inline constexpr uint64_t k_dt_pltrelsz = 2;
+inline constexpr uint64_t k_dt_rela = 7;
+inline constexpr uint64_t k_dt_relasz = 8;
+inline constexpr uint64_t k_dt_rel = 17;
+inline constexpr uint64_t k_dt_relsz = 18;
+inline constexpr uint64_t k_dt_pltrel = 20;
+inline constexpr uint64_t k_dt_jmprel = 23;
+inline constexpr uint64_t k_dt_relacount = 0x6ffffff9;
+inline constexpr uint64_t k_dt_relcount = 0x6ffffffa;
 inline constexpr uint64_t k_dt_needed = 1;
 inline constexpr uint64_t k_dt_hash = 4;
 inline constexpr uint64_t k_dt_strtab = 5;
@@ -221,6 +230,10 @@ VersionIndex index_versions(const ElfInfo& info);
 // elf_symbols.cpp: the dynamic symbol table (count from DT_HASH or DT_GNU_HASH) into `info`.
 util::Status read_symbols(const Context& context, const DynamicTable& dynamic,
                           const StringTable& strings, const VersionIndex& versions, ElfInfo& info);
+
+// elf_relocations.cpp: which undefined symbols only PLT relocations name (Symbol::lazy). Best
+// effort: tables it cannot read (a streaming reader skipped them) leave relocations_read false.
+void read_relocation_kinds(const Context& context, const DynamicTable& dynamic, ElfInfo& info);
 
 // "DT_NEEDED", "DT_STRTAB", ... for messages.
 std::string tag_name(uint64_t tag);

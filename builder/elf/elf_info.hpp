@@ -74,8 +74,11 @@ struct Symbol {
     std::string version;   // empty when unversioned or local/global index
     bool defined = false;  // st_shndx != SHN_UNDEF
     bool hidden = false;   // versym bit 15: not the default version (name@VER, not name@@VER)
-    uint8_t binding = 0;   // k_stb_*
-    uint8_t type = 0;      // k_stt_*
+    // Undefined and named only by PLT relocations (DT_JMPREL): bound at its first call unless
+    // the object or the process binds now. Known only when ElfInfo::relocations_read.
+    bool lazy = false;
+    uint8_t binding = 0;  // k_stb_*
+    uint8_t type = 0;     // k_stt_*
 };
 
 struct ElfInfo {
@@ -99,6 +102,9 @@ struct ElfInfo {
     std::vector<VersionDef> version_defs;
     std::vector<Symbol> symbols;  // only filled when ReadOptions::symbols is set
     bool symbols_read = false;
+    // The relocation tables were read, so Symbol::lazy is known (false: treat every reference
+    // as bound at load, which is what a missing symbol does unless it is a PLT-only call).
+    bool relocations_read = false;
 
     bool nodeflib() const { return (flags_1 & k_df_1_nodeflib) != 0; }
     bool bind_now() const { return (flags_1 & k_df_1_now) != 0 || (flags & k_df_bind_now) != 0; }

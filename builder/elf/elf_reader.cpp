@@ -191,6 +191,7 @@ Result<ElfInfo> decode_object(const util::ByteSource& source, const Headers& hea
         if (auto status = read_symbols(context, dynamic, strings, versions, info); !status) {
             return status.error();
         }
+        read_relocation_kinds(context, dynamic, info);
     }
     return info;
 }

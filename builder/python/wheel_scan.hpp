@@ -79,7 +79,7 @@ const WheelEntry* find_entry(const WheelScan& scan, std::string_view path);
 // The scan cache: {"schema": k_scan_schema, ...} with every field, ElfInfo included in full.
 // scan_from_json refuses another schema or any field of the wrong shape with one line
 // "scan cache: problem" (the caller then rescans the wheel).
-inline constexpr int k_scan_schema = 1;
+inline constexpr int k_scan_schema = 2;  // 2: relocation kinds (Symbol::lazy)
 std::string scan_to_json(const WheelScan& scan);
 util::Result<WheelScan> scan_from_json(std::string_view json);
 

@@ -54,11 +54,13 @@ Json elf_json(const elf::ElfInfo& info) {
                                            {"parents", strings_json(def.parents)}});
     }
     out["symbols_read"] = info.symbols_read;
-    // [name, version, defined, hidden, binding, type]: libtorch has ~10^5 symbols.
+    out["relocations_read"] = info.relocations_read;
+    // [name, version, defined, hidden, binding, type, lazy]: libtorch has ~10^5 symbols.
     out["symbols"] = Json::array();
     for (const auto& symbol : info.symbols) {
-        out["symbols"].push_back(Json::array({symbol.name, symbol.version, symbol.defined,
-                                              symbol.hidden, symbol.binding, symbol.type}));
+        out["symbols"].push_back(
+            Json::array({symbol.name, symbol.version, symbol.defined, symbol.hidden, symbol.binding,
+                         symbol.type, symbol.lazy}));
     }
     return out;
 }
@@ -170,7 +172,8 @@ bool read_elf(Reader& r, const Json& json, const std::string& where, elf::ElfInf
         !r.get(json, where, "needed", info.needed, &Reader::strings) ||
         !r.get(json, where, "flags", info.flags, &Reader::number<uint32_t>) ||
         !r.get(json, where, "flags_1", info.flags_1, &Reader::number<uint32_t>) ||
-        !r.get(json, where, "symbols_read", info.symbols_read, &Reader::flag)) {
+        !r.get(json, where, "symbols_read", info.symbols_read, &Reader::flag) ||
+        !r.get(json, where, "relocations_read", info.relocations_read, &Reader::flag)) {
         return false;
     }
     for (auto [key, out] : {std::pair{"rpath", &info.rpath}, std::pair{"runpath", &info.runpath}}) {
@@ -232,12 +235,13 @@ bool read_elf(Reader& r, const Json& json, const std::string& where, elf::ElfInf
         std::string at = fmt::format("{}.symbols[{}]", where, i);
         const Json& row = (*symbols)[i];
         elf::Symbol symbol;
-        if (!r.array(row, at, 6) || !r.text(row[0], at + "[0]", symbol.name) ||
+        if (!r.array(row, at, 7) || !r.text(row[0], at + "[0]", symbol.name) ||
             !r.text(row[1], at + "[1]", symbol.version) ||
             !r.flag(row[2], at + "[2]", symbol.defined) ||
             !r.flag(row[3], at + "[3]", symbol.hidden) ||
             !r.number(row[4], at + "[4]", symbol.binding) ||
-            !r.number(row[5], at + "[5]", symbol.type)) {
+            !r.number(row[5], at + "[5]", symbol.type) ||
+            !r.flag(row[6], at + "[6]", symbol.lazy)) {
             return false;
         }
         info.symbols.push_back(std::move(symbol));

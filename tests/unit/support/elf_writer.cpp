@@ -271,6 +271,18 @@ ElfImage build_elf_image(const ElfSpec& spec) {
             }
         }
     }
+    size_t data_relocations = 0;
+    size_t plt_relocations = 0;
+    if (dynamic && has_symbols && is64) {
+        for (const auto& symbol : norm.symbols) {
+            data_relocations += symbol.relocation == Relocation::data ? 1 : 0;
+            plt_relocations += symbol.relocation == Relocation::plt ? 1 : 0;
+        }
+        if (data_relocations != 0)
+            layout.rela_offset = take(data_relocations * 24);
+        if (plt_relocations != 0)
+            layout.jmprel_offset = take(plt_relocations * 24);
+    }
     const uint64_t meta_end = std::max(cursor, layout.ehdr_size);
     layout.text_offset = align_up(meta_end, k_page);
     layout.meta_size = spec.separate_code ? meta_end : layout.text_offset + spec.text_size;
@@ -308,6 +320,16 @@ ElfImage build_elf_image(const ElfSpec& spec) {
         if (!norm.defs.empty()) {
             list.emplace_back(k_dt_verdef, base + layout.verdef_entries.front());
             list.emplace_back(k_dt_verdefnum, norm.defs.size());
+        }
+        if (layout.rela_offset != 0) {
+            list.emplace_back(k_dt_rela, base + layout.rela_offset);
+            list.emplace_back(k_dt_relasz, data_relocations * 24);
+            list.emplace_back(k_dt_relaent, 24);
+        }
+        if (layout.jmprel_offset != 0) {
+            list.emplace_back(k_dt_pltrelsz, plt_relocations * 24);
+            list.emplace_back(k_dt_pltrel, k_dt_rela);
+            list.emplace_back(k_dt_jmprel, base + layout.jmprel_offset);
         }
         if (spec.flags != 0)
             list.emplace_back(k_dt_flags, spec.flags);
@@ -480,6 +502,20 @@ ElfImage build_elf_image(const ElfSpec& spec) {
             out.u16(layout.versym_offset + i * 2,
                     symbol.version_index | (symbol.hidden ? 0x8000U : 0U));
         }
+    }
+    // Relocations naming the symbols, in symbol order: r_offset, r_info (index << 32 | type),
+    // r_addend. GLOB_DAT is 6 and JUMP_SLOT 7 on x86_64.
+    uint64_t next_rela = layout.rela_offset;
+    uint64_t next_plt = layout.jmprel_offset;
+    for (size_t i = 1; i < nsyms && (next_rela != 0 || next_plt != 0); ++i) {
+        const auto& symbol = norm.symbols[i - 1];
+        if (symbol.relocation == Relocation::none)
+            continue;
+        uint64_t& at = symbol.relocation == Relocation::plt ? next_plt : next_rela;
+        out.word(at, base + layout.text_offset);
+        out.word(at + 8, (uint64_t{i} << 32) | (symbol.relocation == Relocation::plt ? 7U : 6U));
+        out.word(at + 16, 0);
+        at += 24;
     }
     if (spec.sysv_hash) {
         uint64_t at = layout.hash_offset;

@@ -36,6 +36,17 @@ inline constexpr uint64_t k_dt_verdef = 0x6ffffffc;
 inline constexpr uint64_t k_dt_verdefnum = 0x6ffffffd;
 inline constexpr uint64_t k_dt_verneed = 0x6ffffffe;
 inline constexpr uint64_t k_dt_verneednum = 0x6fffffff;
+inline constexpr uint64_t k_dt_pltrelsz = 2;
+inline constexpr uint64_t k_dt_rela = 7;
+inline constexpr uint64_t k_dt_relasz = 8;
+inline constexpr uint64_t k_dt_relaent = 9;
+inline constexpr uint64_t k_dt_pltrel = 20;
+inline constexpr uint64_t k_dt_jmprel = 23;
+
+// How a symbol is referenced by the object's relocations (64-bit objects only): through the PLT
+// (R_X86_64_JUMP_SLOT in DT_JMPREL, bound lazily) or by address or as data (R_X86_64_GLOB_DAT in
+// DT_RELA, bound at load).
+enum class Relocation : uint8_t { none, plt, data };
 
 // One dynamic symbol. version_index: 0 local, 1 global, else the index of a version definition
 // or needed version; hidden sets versym bit 15 (name@VER rather than name@@VER).
@@ -46,6 +57,7 @@ struct SymbolSpec {
     uint8_t type = elf::k_stt_func;
     uint16_t version_index = 1;
     bool hidden = false;
+    Relocation relocation = Relocation::none;
 };
 
 // A version the object defines. Indices start at 2; the writer puts the base entry (index 1,
@@ -127,6 +139,8 @@ struct ElfLayout {
     uint64_t sym_entry_size = 0;
     std::vector<std::string> symbol_names;  // in .dynsym order, [0] is the null symbol
     uint64_t versym_offset = 0;
+    uint64_t rela_offset = 0;               // DT_RELA entries (Relocation::data), 0 when none
+    uint64_t jmprel_offset = 0;             // DT_JMPREL entries (Relocation::plt), 0 when none
     std::vector<uint64_t> verneed_entries;  // each Elf_Verneed
     std::vector<uint64_t> vernaux_entries;  // each Elf_Vernaux, in file order
     std::vector<uint64_t> verdef_entries;
