@@ -1,0 +1,238 @@
+// Gathering what each load session shows and turning it into problems; see closure_collect.hpp.
+#include "check/closure_collect.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "check/cuda_family.hpp"
+#include "check/dlopen_edges.hpp"
+#include "check/torch_preload.hpp"
+#include "fs/path_resolve.hpp"
+#include "loader/versions.hpp"
+
+namespace rootlock::check::detail {
+
+namespace {
+
+// Whether any object of `session` from `first` on is a consumer in the dlopen-edge table: most
+// namespaces have none, and following edges copies the session.
+bool has_dlopen_consumer(const loader::LoadSession& session, size_t first) {
+    const auto edges = known_dlopen_edges();
+    for (size_t i = first; i < session.objects().size(); ++i) {
+        const auto& object = session.objects()[i];
+        if (object.faked || !object.info)
+            continue;
+        const std::string name =
+            object.info->soname.empty() ? fs::basename(object.canonical) : object.info->soname;
+        for (const auto& edge : edges) {
+            if (glob_match(edge.consumer, name))
+                return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string canonical_of(const loader::LoadedObject& object) {
+    return object.canonical.empty() ? object.name : object.canonical;
+}
+
+Since since(const loader::LoadSession& base) {
+    return Since{base.requests().size(), base.objects().size()};
+}
+
+namespace {}  // namespace
+
+void collect_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
+                     Since from) {
+    const bool standalone = plan.standalone;
+    const auto& objects = session.objects();
+    out.symbols.add(session,
+                    bind_symbols(session, from.objects, plan, *out.tree, out.indexes, out.memo),
+                    standalone, out.indexes);
+    if (!standalone)
+        out.providers.add(session, from.requests, *out.context, *out.scan, *out.site_dirs);
+    if (!standalone && has_dlopen_consumer(session, from.objects)) {
+        for (auto& finding : follow_dlopen_edges(session, from.objects)) {
+            if (finding.optional)
+                continue;
+            if (finding.missing) {
+                out.dlopen_missing[finding.name].insert(finding.consumer);
+            } else if (!finding.missing_dependencies.empty()) {
+                out.dlopen_broken[{finding.name, finding.provider, finding.missing_dependencies}]
+                    .insert(finding.consumer);
+            }
+        }
+    }
+    if (!session.missing_interpreter().empty() && session.main_index() >= 0) {
+        out.interpreters[session.missing_interpreter()].insert(
+            canonical_of(objects[static_cast<size_t>(session.main_index())]));
+    }
+    const auto& requests = session.requests();
+    for (size_t r = from.requests; r < requests.size(); ++r) {
+        const auto& request = requests[r];
+        const auto& requester = objects[static_cast<size_t>(request.requester)];
+        const auto& provider = objects[static_cast<size_t>(request.object)];
+        out.checked.insert(canonical_of(requester));
+        Edge edge;
+        edge.requester = canonical_of(requester);
+        edge.name = request.name;
+        edge.provider = provider.canonical;
+        edge.path =
+            provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
+        edge.via = std::string(loader::via_name(request.via));
+        if (provider.via == loader::Via::rpath && provider.via_object >= 0 &&
+            request.via != loader::Via::already_loaded) {
+            edge.via_object = canonical_of(objects[static_cast<size_t>(provider.via_object)]);
+        }
+        out.edges.insert(edge);
+        if (!provider.faked)
+            continue;
+        if (!provider.fatal.empty()) {
+            out.unloadable[{request.name, provider.fatal_path, provider.fatal}].insert(
+                canonical_of(requester));
+        } else {
+            out.missing[request.name].insert(canonical_of(requester));
+            if (!standalone)
+                out.missing_in_context.insert(request.name);
+        }
+    }
+    // Symbol versions: each version an object needs must be defined by the object its verneed
+    // file binds to in this namespace.
+    std::map<std::string, std::set<int>> majors;
+    std::map<std::string, std::set<std::string>> family_objects;
+    for (const auto& object : objects) {
+        if (object.faked)
+            continue;
+        std::string soname = object.info && !object.info->soname.empty() ? object.info->soname
+                                                                         : object.first_request;
+        if (auto member = cuda_membership(soname)) {
+            majors[member->family].insert(member->cuda_major);
+            family_objects[member->family].insert(canonical_of(object));
+        }
+    }
+    for (const auto& gap : loader::version_gaps(session, from.objects)) {
+        const auto& object = objects[static_cast<size_t>(gap.object)];
+        const auto& provider = objects[static_cast<size_t>(gap.provider)];
+        out.versions[{gap.file, gap.version, canonical_of(provider)}].insert(canonical_of(object));
+        if (!standalone)
+            out.versions_in_context.insert({gap.file, gap.version, canonical_of(provider)});
+    }
+    bool mixed = false;
+    std::set<int> all_majors;
+    for (const auto& [family, set] : majors) {
+        all_majors.insert(set.begin(), set.end());
+        if (set.size() < 2)
+            continue;
+        mixed = true;
+        auto& members = out.cuda_mix[{family, set}];
+        members.insert(family_objects[family].begin(), family_objects[family].end());
+    }
+    // One closure is one CUDA major: cudart 12 beside cublas 13 is a mix too.
+    if (!mixed && all_majors.size() > 1) {
+        auto& members = out.cuda_mix[{"cuda", all_majors}];
+        for (const auto& [family, objects_of_family] : family_objects)
+            members.insert(objects_of_family.begin(), objects_of_family.end());
+    }
+    {
+        // Every closure counts, a library checked on its own too: it is in the image.
+        for (const auto& object : objects) {
+            if (object.faked)
+                continue;
+            std::string soname = object.info && !object.info->soname.empty() ? object.info->soname
+                                                                             : object.first_request;
+            if (auto member = cuda_membership(soname))
+                out.cuda_majors[member->cuda_major].insert(canonical_of(object));
+        }
+    }
+}
+
+namespace {
+nlohmann::ordered_json sorted_array(const std::set<std::string>& values) {
+    return nlohmann::ordered_json(std::vector<std::string>(values.begin(), values.end()));
+}
+
+}  // namespace
+
+void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& problems) {
+    for (const auto& [soname, needed_by] : in.missing) {
+        bool in_context = in.missing_in_context.count(soname) != 0;
+        Problem problem{"missing-soname", in_context ? Severity::error : Severity::warning, {}};
+        problem.fields["soname"] = soname;
+        problem.fields["needed_by"] = sorted_array(needed_by);
+        std::set<std::string> candidates;
+        if (auto it = scan.by_soname.find(soname); it != scan.by_soname.end()) {
+            candidates.insert(it->second.begin(), it->second.end());
+        }
+        if (auto it = scan.by_filename.find(soname); it != scan.by_filename.end()) {
+            candidates.insert(it->second.begin(), it->second.end());
+        }
+        problem.fields["candidates"] = sorted_array(candidates);
+        if (!in_context)
+            problem.fields["context"] = "standalone";
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, needed_by] : in.versions) {
+        bool in_context = in.versions_in_context.count(key) != 0;
+        Problem problem{"missing-version", in_context ? Severity::error : Severity::warning, {}};
+        problem.fields["soname"] = std::get<0>(key);
+        problem.fields["version"] = std::get<1>(key);
+        problem.fields["needed_by"] = sorted_array(needed_by);
+        problem.fields["provider"] = std::get<2>(key);
+        if (!in_context)
+            problem.fields["context"] = "standalone";
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, needed_by] : in.unloadable) {
+        Problem problem{"bad-object", Severity::error, {}};
+        problem.fields["path"] = std::get<1>(key);
+        problem.fields["problem"] = std::get<2>(key);
+        problem.fields["soname"] = std::get<0>(key);
+        problem.fields["needed_by"] = sorted_array(needed_by);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, objects] : in.cuda_mix) {
+        Problem problem{"cuda-major-mix", Severity::error, {}};
+        problem.fields["family"] = key.first;
+        problem.fields["majors"] = std::vector<int>(key.second.begin(), key.second.end());
+        problem.fields["objects"] = sorted_array(objects);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [interpreter, programs] : in.interpreters) {
+        Problem problem{"missing-interpreter", Severity::error, {}};
+        problem.fields["interpreter"] = interpreter;
+        problem.fields["needed_by"] = sorted_array(programs);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [name, consumers] : in.dlopen_missing) {
+        Problem problem{"missing-dlopen", Severity::warning, {}};
+        problem.fields["soname"] = name;
+        problem.fields["opened_by"] = sorted_array(consumers);
+        problem.fields["candidates"] = copies_of(scan, name);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [key, consumers] : in.dlopen_broken) {
+        Problem problem{"missing-dlopen", Severity::warning, {}};
+        problem.fields["soname"] = std::get<0>(key);
+        problem.fields["opened_by"] = sorted_array(consumers);
+        problem.fields["provider"] = std::get<1>(key);
+        problem.fields["missing_dependencies"] = std::get<2>(key);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [soname, found] : in.preload_only) {
+        Problem problem{"preload-only", Severity::warning, {}};
+        problem.fields["soname"] = soname;
+        problem.fields["path"] = found.first;
+        problem.fields["needed_by"] = sorted_array(found.second);
+        problems.push_back(std::move(problem));
+    }
+    for (const auto& [path, text] : scan.bad_objects) {
+        Problem problem{"bad-object", Severity::error, {}};
+        problem.fields["path"] = path;
+        problem.fields["problem"] = text;
+        problems.push_back(std::move(problem));
+    }
+}
+
+}  // namespace rootlock::check::detail
