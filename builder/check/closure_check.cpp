@@ -123,11 +123,16 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
             continue;
         }
         if (object.environment >= 0 && bases[static_cast<size_t>(object.environment)]) {
-            const loader::LoadSession& base = *bases[static_cast<size_t>(object.environment)];
+            // In an environment with torch, whatever loads it runs after `import torch` (torch
+            // opens libtorch_cuda_linalg.so, and with it cuSOLVER, lazily).
+            const size_t env = static_cast<size_t>(object.environment);
+            const bool after_torch = torch_bases[env] != nullptr;
+            const loader::LoadSession& base = after_torch ? *torch_bases[env] : *bases[env];
             loader::LoadSession session(base);
-            const int opened = session.dlopen(object.path);
-            collect_session(session, collector, ScopePlan{{base.main_index()}, opened, true, true},
-                            since(base));
+            ScopePlan plan{after_torch ? torch_roots[env] : std::vector<int>{base.main_index()}, -1,
+                           true, true};
+            plan.local_root = session.dlopen(object.path);
+            collect_session(session, collector, plan, since(base));
         } else {
             loader::LoadSession session(context);
             if (session.load_main(object.path, false))

@@ -1,7 +1,9 @@
 // The namespace `import torch` builds before any of torch's extensions load:
 // libtorch_global_deps.so opened RTLD_GLOBAL, and, when that fails on a CUDA library, torch's
 // Python preload fallback (cuda-wheels.md section 6) first: the NVIDIA libraries found on
-// sys.path, ctypes-loaded RTLD_GLOBAL, then global deps again.
+// sys.path, ctypes-loaded RTLD_GLOBAL, then global deps again. After a load that worked with the
+// wheels' libcudart mapped, torch 2.6-2.8 also preloads NVRTC and nvJitLink, and later torch the
+// whole table: later requests by soname then take those copies.
 #pragma once
 
 #include <map>
@@ -24,6 +26,9 @@ struct TorchSession {
     // the file the preload took.
     std::map<std::string, std::string> preload_only;
 };
+
+// torch's version from the environment's dist-info ("2.8.0+cu128"), empty when none is found.
+std::string installed_torch_version(const fs::FileTree& tree, const std::string& site_dir);
 
 // `base` holds the interpreter; `sys_path` the environment's site directories.
 TorchSession open_torch_session(const loader::LoadSession& base, const fs::FileTree& tree,

@@ -439,26 +439,20 @@ def case_c(fail, rootlock, parent):
 
 
 def check_shadowed(fail, rc, report, system, packaged, cusparse, import_28_ok):
-    want = {"severity": "error", "soname": NVJITLINK, "picked": system,
-            "via": "ld-library-path", "packaged": packaged, "needed_by": [cusparse],
-            "copies": sorted([packaged, system])}
-    wp = [p for p in by_kind(report, "wrong-provider") if p["soname"] == NVJITLINK]
-    got = [{k: p.get(k) for k in want} for p in wp]
-    fail.expect(rc == 1 and report.get("ok") is False and got == [want],
-                f"(c) --ld-library-path: exit {rc}, wrong-provider {got}, expected [{want}]")
-    fail.expect(all(NVJITLINK_SYMBOL in p.get("reason", "") for p in wp),
-                f"(c) wrong-provider reason does not name {NVJITLINK_SYMBOL}: {wp}")
-    us = [p for p in by_kind(report, "undefined-symbol") if p.get("library") == NVJITLINK]
-    got_u = [(p.get("severity"), p.get("provider"), p.get("needed_by"),
-              [(s.get("name"), s.get("version")) for s in p.get("symbols", [])]) for p in us]
-    want_u = [("error", system, [cusparse], [(NVJITLINK_SYMBOL, NVJITLINK)])]
-    fail.expect(got_u == want_u, f"(c) undefined-symbol {got_u}, expected {want_u}")
-    # The import succeeds with 2.6-2.8's preload after success, which rootlock does not model;
-    # its verdict is the real loader's for libcusparse.so.12 loaded any other way.
-    fail.gap(not (import_28_ok and rc != 0), "(c) check --ld-library-path reports the "
-             "libnvJitLink wrong-provider as an error for torch's closure, but torch 2.6-2.8 "
-             "preloads the wheel's libnvJitLink after the global deps load (cuda-wheels.md "
-             "section 6) and the real import works")
+    """rootlock models torch by its installed version: 2.6-2.8 preload the wheel's nvJitLink
+    after the global deps load, so libcusparse.so.12, loaded later (by libtorch_cuda.so, or
+    by cuSOLVER when torch opens libtorch_cuda_linalg.so), binds that copy, and the real
+    import works: no wrong provider, no missing symbol. The failing side of the same shadow
+    (a consumer outside torch, or torch <= 2.5) is the real loader's verdict for
+    `ctypes.CDLL(libcusparse.so.12)` above, and rootlock's for that case is shown by
+    test_symbols.py (c) and the unit tests."""
+    problems = nvjitlink_problems(report)
+    errors = [p for p in problems if p.get("severity") == "error"]
+    fail.expect(import_28_ok and not errors,
+                f"(c) --ld-library-path on torch 2.8: exit {rc}, nvJitLink errors {errors}; the "
+                f"real import {'works' if import_28_ok else 'fails'}")
+    print(f"(c) --ld-library-path: exit {rc}; nvJitLink findings {[(p['kind'], p['severity']) for p in problems]} "
+          "(torch 2.8's preload after success maps the wheel's copy first, as the real import shows)")
 
 
 def case_c_cache(fail, rootlock, root, system, packaged, cusparse):
