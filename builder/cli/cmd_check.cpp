@@ -11,6 +11,7 @@
 #include "cli/report_text.hpp"
 #include "fs/path_resolve.hpp"
 #include "loader/dst.hpp"
+#include "lock/cached_builds.hpp"
 #include "lock/freeze.hpp"
 #include "lock/lock_verify.hpp"
 #include "lock/pylock.hpp"
@@ -113,6 +114,8 @@ int run_check_command(const CheckCliOptions& options) {
         report->problems.push_back(std::move(problem));
         report->ok = false;
     }
+    // Which torch an extension was built against, when rootlock has scanned that torch before.
+    lock::add_cached_builds(default_cache_dir(), report->problems);
     check::sort_problems(report->problems);
 
     if (options.json) {

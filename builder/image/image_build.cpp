@@ -292,8 +292,13 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
         return extras.error();
 
     // 4. The closure check and pct's rules, on exactly the tree about to be written.
-    ROOTLOCK_TRY(
-        report, lock::check_final_tree(*overlay, *base.tree, data.environment, data.host_provides));
+    lock::FinalCheckOptions final_check;
+    final_check.environment = data.environment;
+    final_check.host_provides = data.host_provides;
+    final_check.cuda = data.target.cuda;
+    final_check.driver = data.target.driver;
+    final_check.cache_dir = options.cache_dir;
+    ROOTLOCK_TRY(report, lock::check_final_tree(*overlay, *base.tree, final_check));
     outcome.report = std::move(report);
     if (!outcome.report.ok && !options.allow_broken)
         return outcome;  // built == false: the caller prints the report

@@ -16,6 +16,7 @@
 #include "loader/dst.hpp"
 #include "lock/base_facts.hpp"
 #include "lock/base_source.hpp"
+#include "lock/cached_builds.hpp"
 #include "lock/index_source.hpp"
 #include "lock/recipe_extras.hpp"
 #include "lock/wheel_fetcher.hpp"
@@ -130,30 +131,6 @@ void check_cuda_agreement(const recipe::Recipe& recipe, const std::vector<Fetche
     check::sort_problems(report.problems);
 }
 
-// check_final_tree() with the recipe's CUDA toolkit and host driver, so that the closure check
-// applies the CUDA and driver rules too.
-util::Result<check::CheckReport> check_tree(
-    const fs::FileTree& tree, const fs::FileTree& base,
-    const std::vector<std::pair<std::string, std::string>>& environment,
-    const std::vector<std::string>& host_provides, const std::string& cuda,
-    const std::string& driver) {
-    check::CheckOptions options;
-    for (const auto& [name, value] : environment) {
-        if (name == "LD_LIBRARY_PATH")
-            options.model.ld_library_path = loader::split_path_list(value, true);
-    }
-    options.model.extra_host_provided = host_provides;
-    options.cuda = cuda;
-    options.driver = driver;
-    ROOTLOCK_TRY(report, check::run_check(tree, options));
-    for (auto& problem : check::tree_problems(base)) {
-        report.problems.push_back(std::move(problem));
-        report.ok = false;
-    }
-    check::sort_problems(report.problems);
-    return std::move(report);
-}
-
 }  // namespace
 
 std::vector<recipe::IndexSection> effective_indexes(const recipe::Recipe& recipe) {
@@ -186,11 +163,26 @@ util::Result<std::vector<std::string>> root_requirements(const recipe::Recipe& r
     return out;
 }
 
-util::Result<check::CheckReport> check_final_tree(
-    const fs::FileTree& tree, const fs::FileTree& base,
-    const std::vector<std::pair<std::string, std::string>>& environment,
-    const std::vector<std::string>& host_provides) {
-    return check_tree(tree, base, environment, host_provides, "", "");
+util::Result<check::CheckReport> check_final_tree(const fs::FileTree& tree,
+                                                  const fs::FileTree& base,
+                                                  const FinalCheckOptions& final_options) {
+    check::CheckOptions options;
+    for (const auto& [name, value] : final_options.environment) {
+        if (name == "LD_LIBRARY_PATH")
+            options.model.ld_library_path = loader::split_path_list(value, true);
+    }
+    options.model.extra_host_provided = final_options.host_provides;
+    options.cuda = final_options.cuda;
+    options.driver = final_options.driver;
+    ROOTLOCK_TRY(report, check::run_check(tree, options));
+    for (auto& problem : check::tree_problems(base)) {
+        report.problems.push_back(std::move(problem));
+        report.ok = false;
+    }
+    if (!final_options.cache_dir.empty())
+        add_cached_builds(final_options.cache_dir, report.problems);
+    check::sort_problems(report.problems);
+    return std::move(report);
 }
 
 std::string recipe_digest(std::string_view recipe_text) {
@@ -297,9 +289,13 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     }
     if (auto extras = add_recipe_extras(*overlay, recipe.library_paths, recipe.files); !extras.ok())
         return extras.error();
-    ROOTLOCK_TRY(report, check_tree(*overlay, *base.tree, recipe.environment, recipe.host_provides,
-                                    recipe.torch.has_value() ? recipe.torch->cuda : "",
-                                    recipe.cuda.has_value() ? recipe.cuda->driver : ""));
+    FinalCheckOptions final_check;
+    final_check.environment = recipe.environment;
+    final_check.host_provides = recipe.host_provides;
+    final_check.cuda = recipe.torch.has_value() ? recipe.torch->cuda : "";
+    final_check.driver = recipe.cuda.has_value() ? recipe.cuda->driver : "";
+    final_check.cache_dir = options.cache_dir;
+    ROOTLOCK_TRY(report, check_final_tree(*overlay, *base.tree, final_check));
     check_cuda_agreement(recipe, wheels, names, report);
     outcome.report = std::move(report);
     outcome.stats.check_ms = since(step);
