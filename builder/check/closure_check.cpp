@@ -78,6 +78,9 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
             // ctypes.CDLL(..., RTLD_GLOBAL): bound now, then part of the global scope.
             collect_session(*torch.session, collector, ScopePlan{torch.global_roots, -1, true},
                             since(*base));
+            if (!torch.preload_missing.empty())
+                collector.preload_failed[global_deps] = {torch.torch_version,
+                                                         torch.preload_missing};
             for (const auto& [soname, path] : torch.preload_only) {
                 auto& entry = collector.preload_only[soname];
                 entry.first = path;

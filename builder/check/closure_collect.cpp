@@ -227,6 +227,16 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
         problem.fields["needed_by"] = sorted_array(found.second);
         problems.push_back(std::move(problem));
     }
+    for (const auto& [global_deps, failed] : in.preload_failed) {
+        Problem problem{"preload-failed", Severity::error, {}};
+        problem.fields["torch"] = failed.first;
+        problem.fields["missing"] = failed.second;
+        problem.fields["needed_by"] = nlohmann::ordered_json::array({global_deps});
+        problem.fields["problem"] =
+            fmt::format("import torch raises ValueError: {} not found in the system path",
+                        failed.second.front());
+        problems.push_back(std::move(problem));
+    }
     for (const auto& [path, text] : scan.bad_objects) {
         Problem problem{"bad-object", Severity::error, {}};
         problem.fields["path"] = path;

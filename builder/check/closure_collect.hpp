@@ -67,6 +67,8 @@ struct Collector {
         dlopen_broken;
     // Found only through torch's Python preload: soname -> (file, environments' global deps).
     std::map<std::string, std::pair<std::string, std::set<std::string>>> preload_only;
+    // torch's preload fails on a required row: global deps -> (torch version, missing globs).
+    std::map<std::string, std::pair<std::string, std::vector<std::string>>> preload_failed;
     CudaMajors cuda_majors;  // CUDA major -> libraries of it in closures something loads
 };
 

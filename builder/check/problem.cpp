@@ -24,12 +24,12 @@ namespace {
 // hazards; kinds not listed sort after these, by name.
 char kind_rank(const std::string& kind) {
     static const char* const k_order[] = {
-        "missing-soname",       "missing-version",     "undefined-symbol",
-        "wrong-provider",       "bad-object",          "cuda-major-mix",
-        "cuda-major-mismatch",  "driver-too-old",      "driver-library-in-image",
-        "stubs-on-search-path", "missing-record-file", "broken-environment",
-        "unsafe-path",          "preload-only",        "missing-dlopen",
-        "shared-path"};
+        "missing-soname",          "missing-version",      "undefined-symbol",
+        "preload-failed",          "wrong-provider",       "bad-object",
+        "cuda-major-mix",          "cuda-major-mismatch",  "driver-too-old",
+        "driver-library-in-image", "stubs-on-search-path", "missing-record-file",
+        "broken-environment",      "unsafe-path",          "preload-only",
+        "missing-dlopen",          "shared-path"};
     for (size_t i = 0; i < std::size(k_order); ++i) {
         if (kind == k_order[i])
             return static_cast<char>('a' + i);

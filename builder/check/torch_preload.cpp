@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "fs/path_resolve.hpp"
+#include "python/pep440.hpp"
 
 namespace rootlock::check {
 
@@ -31,6 +32,42 @@ constexpr std::array<PreloadEntry, 17> k_table{{
     {"nvshmem", "libnvshmem_host.so.*[0-9]", false},
     {"cufile", "libcufile.so.*[0-9]", false},
     {"nvtx", "libnvToolsExt.so.*[0-9]", true},
+}};
+
+// torch 2.6-2.8: a folder -> glob dict (shared/domain/cuda-stacks.toml torch_preload.torch_2_8:
+// cusparselt added in 2.6, cufile in 2.7, nvshmem removed on release/2.8); every row required.
+constexpr std::array<PreloadEntry, 14> k_table_2_8{{
+    {"cublas", "libcublas.so.*[0-9]", false},
+    {"cudnn", "libcudnn.so.*[0-9]", false},
+    {"cuda_nvrtc", "libnvrtc.so.*[0-9]", false},
+    {"cuda_runtime", "libcudart.so.*[0-9]", false},
+    {"cuda_cupti", "libcupti.so.*[0-9]", false},
+    {"cufft", "libcufft.so.*[0-9]", false},
+    {"curand", "libcurand.so.*[0-9]", false},
+    {"nvjitlink", "libnvJitLink.so.*[0-9]", false},
+    {"cusparse", "libcusparse.so.*[0-9]", false},
+    {"cusparselt", "libcusparseLt.so.*[0-9]", false},
+    {"cusolver", "libcusolver.so.*[0-9]", false},
+    {"nccl", "libnccl.so.*[0-9]", false},
+    {"nvtx", "libnvToolsExt.so.*[0-9]", false},
+    {"cufile", "libcufile.so.*[0-9]", false},
+}};
+
+// torch <= 2.5 (cuda-stacks.toml torch_preload.torch_le_2_5, [C]): the same globs, no
+// cusparselt, nvshmem or cufile; every row required.
+constexpr std::array<PreloadEntry, 12> k_table_2_5{{
+    {"cublas", "libcublas.so.*[0-9]", false},
+    {"cudnn", "libcudnn.so.*[0-9]", false},
+    {"cuda_nvrtc", "libnvrtc.so.*[0-9]", false},
+    {"cuda_runtime", "libcudart.so.*[0-9]", false},
+    {"cuda_cupti", "libcupti.so.*[0-9]", false},
+    {"cufft", "libcufft.so.*[0-9]", false},
+    {"curand", "libcurand.so.*[0-9]", false},
+    {"nvjitlink", "libnvJitLink.so.*[0-9]", false},
+    {"cusparse", "libcusparse.so.*[0-9]", false},
+    {"cusolver", "libcusolver.so.*[0-9]", false},
+    {"nccl", "libnccl.so.*[0-9]", false},
+    {"nvtx", "libnvToolsExt.so.*[0-9]", false},
 }};
 
 // The set opening at pattern[open] == '[': the index after its ']' and whether `c` is in it;
@@ -91,6 +128,23 @@ std::span<const PreloadEntry> preload_table() {
     return k_table;
 }
 
+std::span<const PreloadEntry> preload_table_for(std::string_view torch_version) {
+    auto version = python::parse_version(torch_version);
+    if (!version.ok() || version->release.size() < 2 || version->release[0] != 2)
+        return k_table;
+    if (version->release[1] <= 5)
+        return k_table_2_5;
+    if (version->release[1] <= 8)
+        return k_table_2_8;
+    return k_table;
+}
+
+bool searches_cuda_major_dir(std::string_view torch_version) {
+    auto version = python::parse_version(torch_version);
+    return !version.ok() || version->release.size() < 2 || version->release[0] != 2 ||
+           version->release[1] >= 9;
+}
+
 bool glob_match(std::string_view pattern, std::string_view name) {
     size_t p = 0;
     size_t n = 0;
@@ -149,10 +203,16 @@ bool triggers_preload(std::string_view soname) {
 
 std::vector<PreloadHit> preload_plan(const fs::FileTree& tree,
                                      const std::vector<std::string>& sys_path, int cuda_major) {
+    return preload_plan(tree, sys_path, cuda_major, k_table);
+}
+
+std::vector<PreloadHit> preload_plan(const fs::FileTree& tree,
+                                     const std::vector<std::string>& sys_path, int cuda_major,
+                                     std::span<const PreloadEntry> table) {
     fs::Resolver resolver(tree);
     std::vector<PreloadHit> plan;
-    plan.reserve(k_table.size());
-    for (const auto& entry : k_table) {
+    plan.reserve(table.size());
+    for (const auto& entry : table) {
         PreloadHit hit{entry, {}};
         const std::string folder(entry.folder);
         bool matched = false;

@@ -23,6 +23,12 @@ struct PreloadEntry {
 // The newest torch's ordered table (cuda-wheels.md section 6).
 std::span<const PreloadEntry> preload_table();
 
+// The table the torch of `torch_version` ("2.8.0+cu128") uses: <= 2.5 its dict, 2.6-2.8 the
+// 2.8 dict (every row of both required), 2.9 and later (or an unknown version) the newest list.
+std::span<const PreloadEntry> preload_table_for(std::string_view torch_version);
+// Whether that torch also searches nvidia/cu<major>/lib (since about 2.9).
+bool searches_cuda_major_dir(std::string_view torch_version);
+
 // One name against a glob as Python's fnmatch (behind glob.glob) matches it: `*`, `?`, `[...]`
 // with ranges, `!` negation and a leading `]` literal; an unterminated `[` and a backslash are
 // literal characters. Bytewise, whatever the locale.
@@ -48,6 +54,10 @@ struct PreloadHit {
 // directory) are skipped: they cannot be known statically.
 std::vector<PreloadHit> preload_plan(const fs::FileTree& tree,
                                      const std::vector<std::string>& sys_path, int cuda_major);
+// The same over another table (preload_table_for's).
+std::vector<PreloadHit> preload_plan(const fs::FileTree& tree,
+                                     const std::vector<std::string>& sys_path, int cuda_major,
+                                     std::span<const PreloadEntry> table);
 
 // The paths of preload_plan() that were found, in table order, each once: what torch dlopens
 // before retrying libtorch_global_deps.so. Required rows that were not found are just absent.

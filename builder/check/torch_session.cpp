@@ -80,6 +80,7 @@ TorchSession open_torch_session(const loader::LoadSession& base, const fs::FileT
     out.session = std::make_unique<loader::LoadSession>(base);
     out.global_deps = out.session->dlopen(global_deps);
     out.global_roots = {base.main_index(), out.global_deps};
+    out.torch_version = sys_path.empty() ? "" : installed_torch_version(tree, sys_path[0]);
 
     std::vector<std::string> missing;
     bool triggered = false;
@@ -93,8 +94,7 @@ TorchSession open_torch_session(const loader::LoadSession& base, const fs::FileT
     if (!triggered) {
         // Loaded: the preload after success, ctypes.CDLL with its default RTLD_LOCAL, so the
         // copies answer later requests by soname but join no global scope.
-        const auto folders = success_preload_folders(
-            *out.session, sys_path.empty() ? "" : installed_torch_version(tree, sys_path[0]));
+        const auto folders = success_preload_folders(*out.session, out.torch_version);
         if (!folders.empty()) {
             for (const auto& hit :
                  preload_plan(tree, sys_path, cuda_major_of(*out.session, first))) {
@@ -106,11 +106,22 @@ TorchSession open_torch_session(const loader::LoadSession& base, const fs::FileT
         return out;
     }
 
-    const int major = cuda_major_of(*out.session, first);
+    const int major =
+        searches_cuda_major_dir(out.torch_version) ? cuda_major_of(*out.session, first) : 0;
     auto retry = std::make_unique<loader::LoadSession>(base);
     std::vector<int> roots{base.main_index()};
-    for (const auto& path : preload_files(tree, sys_path, major)) {
-        int opened = retry->dlopen(path);
+    std::vector<std::string> opened_paths;
+    for (const auto& hit :
+         preload_plan(tree, sys_path, major, preload_table_for(out.torch_version))) {
+        if (hit.path.empty()) {
+            if (!hit.entry.optional)
+                out.preload_missing.emplace_back(hit.entry.glob);
+            continue;
+        }
+        if (std::find(opened_paths.begin(), opened_paths.end(), hit.path) != opened_paths.end())
+            continue;
+        opened_paths.push_back(hit.path);
+        int opened = retry->dlopen(hit.path);
         if (opened >= 0)
             roots.push_back(opened);
     }

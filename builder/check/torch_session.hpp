@@ -25,6 +25,10 @@ struct TorchSession {
     // Sonames that global deps' closure finds only because the preload loaded them first ->
     // the file the preload took.
     std::map<std::string, std::string> preload_only;
+    // Required rows of the preload that nothing on sys.path matches: torch raises ValueError
+    // and `import torch` fails. The globs, in table order.
+    std::vector<std::string> preload_missing;
+    std::string torch_version;  // from the dist-info, empty when unknown
 };
 
 // torch's version from the environment's dist-info ("2.8.0+cu128"), empty when none is found.

@@ -294,9 +294,13 @@ def case_a3(fail, rootlock, root, info, stack, data):
         return
     rc, report = checked(fail, rootlock, root, "(a3)")
     if report is not None:
-        fail.gap(rc != 0, f"(a3) check exits {rc} (preload-only warning only) while torch "
-                 f"{stack['torch_version']}'s preload raises ValueError on the required "
-                 "libnvToolsExt miss and the import fails")
+        failed = by_kind(report, "preload-failed")
+        fail.expect(rc == 1 and len(failed) == 1 and failed[0]["severity"] == "error"
+                    and failed[0]["missing"] == ["libnvToolsExt.so.*[0-9]"]
+                    and failed[0]["torch"] == stack["torch_version"],
+                    f"(a3) check exits {rc} with preload-failed {failed}; torch "
+                    f"{stack['torch_version']}'s preload raises ValueError on the required "
+                    "libnvToolsExt miss and the import fails")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -164,6 +164,38 @@ TEST_SUITE("rootlock::check") {
         CHECK(plan.back().entry.optional);
         CHECK(check::preload_files(*tree, {}, 12).empty());
     }
+    TEST_CASE("each torch version preloads its own table") {
+        struct Row {
+            const char* version;
+            size_t rows;
+            bool nvtx_optional;
+            bool has_cusparselt;
+            bool cuda_major_dir;
+        };
+        const Row rows[] = {
+            {"2.5.1+cu124", 12, false, false, false},
+            {"2.8.0+cu128", 14, false, true, false},
+            {"2.9.1+cu130", 17, true, true, true},
+            {"2.11.0", 17, true, true, true},
+            {"", 17, true, true, true},
+            {"not a version", 17, true, true, true},
+        };
+        for (const auto& row : rows) {
+            CAPTURE(row.version);
+            auto table = check::preload_table_for(row.version);
+            CHECK(table.size() == row.rows);
+            bool nvtx_optional = false;
+            bool cusparselt = false;
+            for (const auto& entry : table) {
+                if (entry.folder == "nvtx")
+                    nvtx_optional = entry.optional;
+                cusparselt |= entry.folder == "cusparselt";
+            }
+            CHECK(nvtx_optional == row.nvtx_optional);
+            CHECK(cusparselt == row.has_cusparselt);
+            CHECK(check::searches_cuda_major_dir(row.version) == row.cuda_major_dir);
+        }
+    }
 }
 
 }  // namespace rootlock::testing
