@@ -13,29 +13,44 @@ std::string plural(size_t count, std::string_view one, std::string_view many) {
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-const char* group_title(const std::string& kind) {
-    if (kind == "missing-soname")
-        return "missing shared libraries";
-    if (kind == "missing-version")
-        return "missing symbol versions";
-    if (kind == "undefined-symbol")
-        return "sets of undefined symbols";
-    if (kind == "missing-record-file")
-        return "distributions whose files are gone (metadata-only installs)";
-    if (kind == "shared-path")
-        return "paths claimed by two distributions (uninstalling one breaks the other)";
-    if (kind == "cuda-major-mix")
-        return "closures mixing CUDA majors";
-    if (kind == "bad-object")
-        return "objects the loader would reject";
-    if (kind == "missing-interpreter")
-        return "programs whose dynamic loader (PT_INTERP) is missing";
-    if (kind == "broken-environment")
-        return "broken Python environments";
-    if (kind == "unsafe-path")
-        return "unsafe paths in the tree";
-    return "other problems";
-}
+// Each kind's group title, singular and plural: the title follows the group's count.
+struct Title {
+    std::string_view kind;
+    std::string_view one;
+    std::string_view many;
+};
+
+constexpr Title k_titles[] = {
+    {"missing-soname", "missing shared library", "missing shared libraries"},
+    {"missing-version", "missing symbol version", "missing symbol versions"},
+    {"undefined-symbol", "set of undefined symbols", "sets of undefined symbols"},
+    {"wrong-provider", "library where another copy wins over the consumer's own",
+     "libraries where another copy wins over the consumer's own"},
+    {"missing-record-file", "distribution whose files are gone (metadata-only install)",
+     "distributions whose files are gone (metadata-only installs)"},
+    {"shared-path", "path claimed by two distributions (uninstalling one breaks the other)",
+     "paths claimed by two distributions (uninstalling one breaks the other)"},
+    {"cuda-major-mix", "closure mixing CUDA majors", "closures mixing CUDA majors"},
+    {"cuda-major-mismatch", "set of CUDA libraries of another major than declared",
+     "sets of CUDA libraries of another major than declared"},
+    {"driver-too-old", "host driver too old for the CUDA in the image",
+     "host drivers too old for the CUDA in the image"},
+    {"driver-library-in-image", "host driver library baked into the image",
+     "host driver libraries baked into the image"},
+    {"stubs-on-search-path", "CUDA stub directory on a search path",
+     "CUDA stub directories on a search path"},
+    {"bad-object", "object the loader would reject", "objects the loader would reject"},
+    {"missing-interpreter", "program whose dynamic loader (PT_INTERP) is missing",
+     "programs whose dynamic loader (PT_INTERP) is missing"},
+    {"broken-environment", "broken Python environment", "broken Python environments"},
+    {"unsafe-path", "unsafe path in the tree", "unsafe paths in the tree"},
+    {"preload-failed", "torch import whose preload fallback fails",
+     "torch imports whose preload fallback fails"},
+    {"preload-only", "library found only through torch's Python preload",
+     "libraries found only through torch's Python preload"},
+    {"missing-dlopen", "library opened at run time (dlopen) that would fail to load",
+     "libraries opened at run time (dlopen) that would fail to load"},
+};
 
 void list_paths(std::string& out, const char* label, const nlohmann::ordered_json& paths,
                 size_t limit = 8) {
@@ -92,6 +107,90 @@ void render_undefined_symbols(std::string& out, const nlohmann::ordered_json& f,
     }
 }
 
+std::string joined(const nlohmann::ordered_json& values, std::string_view separator) {
+    std::string out;
+    for (const auto& value : values)
+        out += (out.empty() ? "" : std::string(separator)) + value.get<std::string>();
+    return out;
+}
+
+// `copies` holds the winner and the consumer's own copy too: the line above names them, so only
+// the others are listed.
+void render_wrong_provider(std::string& out, const nlohmann::ordered_json& f, const Style& style) {
+    const std::string picked = f["picked"].get<std::string>();
+    const std::string packaged = f["packaged"].get<std::string>();
+    out += fmt::format("  {}: {} wins ({}) over {}\n", style.bold(f["soname"].get<std::string>()),
+                       picked, f["via"].get<std::string>(), packaged);
+    list_paths(out, "needed by", f["needed_by"]);
+    if (f.contains("reason"))
+        out += fmt::format("    ({})\n", f["reason"].get<std::string>());
+    nlohmann::ordered_json others = nlohmann::ordered_json::array();
+    for (const auto& copy : f["copies"]) {
+        if (copy.get<std::string>() != picked && copy.get<std::string>() != packaged)
+            others.push_back(copy);
+    }
+    list_paths(out, "other copies", others, 4);
+}
+
+// Two shapes: nothing answers the dlopen, or the file found cannot load its own dependencies.
+void render_missing_dlopen(std::string& out, const nlohmann::ordered_json& f, const Style& style) {
+    const std::string soname = f["soname"].get<std::string>();
+    if (f.contains("provider")) {
+        out +=
+            fmt::format("  {}: {} would not load: {} not found\n", style.bold(soname),
+                        f["provider"].get<std::string>(), joined(f["missing_dependencies"], ", "));
+        list_paths(out, "opened by", f["opened_by"]);
+        return;
+    }
+    out += fmt::format("  {}\n", style.bold(soname));
+    list_paths(out, "opened by", f["opened_by"]);
+    if (f["candidates"].empty())
+        out += "    no copy anywhere in the checked paths\n";
+    else
+        list_paths(out, "a copy is at", f["candidates"]);
+}
+
+// From `check`, one problem per other major found; from `lock`, the wheels' own sonames, each
+// with the distribution that ships it.
+void render_cuda_mismatch(std::string& out, const nlohmann::ordered_json& f, const Style& style) {
+    const int expected = f["expected_major"].get<int>();
+    if (!f.contains("torch_cuda")) {
+        out += fmt::format("  {}\n",
+                           style.bold(fmt::format("CUDA {} libraries where CUDA {} is declared",
+                                                  f["found_major"].get<int>(), expected)));
+        list_paths(out, "", f["libraries"]);
+        return;
+    }
+    const auto& libraries = f["libraries"];
+    const std::string torch_cuda = f["torch_cuda"].get<std::string>();
+    size_t shown = 0;
+    for (const auto& library : libraries) {
+        if (shown++ == 8) {
+            out += fmt::format("    ... and {} more (--json lists all)\n", libraries.size() - 8);
+            break;
+        }
+        out += fmt::format("  {} (CUDA {}) from {}, but torch.cuda is {}\n",
+                           style.bold(library["soname"].get<std::string>()),
+                           library["cuda_major"].get<int>(),
+                           library["distribution"].get<std::string>(), torch_cuda);
+    }
+}
+
+void render_driver_too_old(std::string& out, const nlohmann::ordered_json& f, const Style& style) {
+    const int major = f["cuda_major"].get<int>();
+    out += fmt::format(
+        "  {}\n",
+        style.bold(fmt::format("driver {} is older than {}, the oldest branch that runs CUDA {}",
+                               f["driver"].get<std::string>(),
+                               f["minimum_driver"].get<std::string>(), major)));
+    if (f["libraries"].empty()) {
+        out += "    (the declared CUDA: no CUDA library was found)\n";
+        return;
+    }
+    const std::string label = fmt::format("CUDA {} in", major);
+    list_paths(out, label.c_str(), f["libraries"], 4);
+}
+
 void render_problem(std::string& out, const check::Problem& problem, const Style& style) {
     const auto& f = problem.fields;
     const std::string& kind = problem.kind;
@@ -137,6 +236,34 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
                            f["problem"].get<std::string>());
         if (f.contains("needed_by"))
             list_paths(out, "needed by", f["needed_by"]);
+    } else if (kind == "wrong-provider") {
+        render_wrong_provider(out, f, style);
+    } else if (kind == "missing-dlopen") {
+        render_missing_dlopen(out, f, style);
+    } else if (kind == "preload-failed") {
+        out += fmt::format("  torch {}: {}\n", f["torch"].get<std::string>(),
+                           style.bold(f["problem"].get<std::string>()));
+        list_paths(out, "missing", f["missing"]);
+        list_paths(out, "needed by", f["needed_by"]);
+    } else if (kind == "preload-only") {
+        out += fmt::format("  {}: {}\n", style.bold(f["soname"].get<std::string>()),
+                           f["path"].get<std::string>());
+        list_paths(out, "needed by", f["needed_by"]);
+        out +=
+            "    (ld.so alone does not find it: loading the needers outside `import torch` "
+            "fails)\n";
+    } else if (kind == "cuda-major-mismatch") {
+        render_cuda_mismatch(out, f, style);
+    } else if (kind == "driver-too-old") {
+        render_driver_too_old(out, f, style);
+    } else if (kind == "driver-library-in-image") {
+        out += fmt::format("  {}: {}\n", style.bold(f["path"].get<std::string>()),
+                           f["problem"].get<std::string>());
+    } else if (kind == "stubs-on-search-path") {
+        out += fmt::format(
+            "  {} (from {}): its libcuda.so makes every CUDA call fail with "
+            "CUDA_ERROR_STUB_LIBRARY\n",
+            style.bold(f["directory"].get<std::string>()), f["source"].get<std::string>());
     } else if (kind == "broken-environment") {
         out += fmt::format("  {}: {}\n", style.bold(f["environment"].get<std::string>()),
                            f["problem"].get<std::string>());
@@ -162,6 +289,14 @@ void render_shared_paths(std::string& out, const std::vector<const check::Proble
     }
 }
 }  // namespace
+
+std::string group_title(std::string_view kind, size_t count) {
+    for (const auto& title : k_titles) {
+        if (title.kind == kind)
+            return plural(count, title.one, title.many);
+    }
+    return plural(count, "other problem", "other problems");
+}
 
 std::string render_report(const check::CheckReport& report, const std::string& root,
                           const Style& style) {
@@ -189,7 +324,7 @@ std::string render_report(const check::CheckReport& report, const std::string& r
         const std::string& kind = key.first;
         bool error = key.second;
         (error ? errors : warnings) += list.size();
-        std::string head = fmt::format("{} {}", list.size(), group_title(kind));
+        const std::string head = group_title(kind, list.size());
         out +=
             fmt::format("\n{} {}\n", error ? style.red("error:") : style.yellow("warning:"), head);
         if (kind == "shared-path") {
