@@ -82,10 +82,6 @@ BindingMemo::Entry& BindingMemo::insert(const std::string& key, Entry entry) {
     return m_entries.insert_or_assign(key, std::move(entry)).first->second;
 }
 
-std::vector<int> search_list(const loader::LoadSession& session, int root) {
-    return breadth_first(needed_edges(session), root);
-}
-
 BindResult bind_symbols(const loader::LoadSession& session, size_t first, const ScopePlan& plan,
                         const fs::FileTree& tree, ExportIndexCache& indexes, BindingMemo& memo) {
     BindResult result;

@@ -71,8 +71,4 @@ class BindingMemo {
 BindResult bind_symbols(const loader::LoadSession& session, size_t first, const ScopePlan& plan,
                         const fs::FileTree& tree, ExportIndexCache& indexes, BindingMemo& memo);
 
-// The dlopen'ed or main object's search list: itself, then its DT_NEEDED closure breadth-first,
-// as the requests of `session` resolved them (objects not found left out).
-std::vector<int> search_list(const loader::LoadSession& session, int root);
-
 }  // namespace rootlock::check
