@@ -3,6 +3,7 @@
 
 #include <cxxabi.h>
 #include <fmt/format.h>
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <unordered_map>
@@ -57,12 +58,14 @@ std::string hint_for(const std::string& library, const std::string& provider,
     if (library.empty())
         return {};
     if (is_torch_library(library, provider)) {
-        bool extension = false;
-        for (const auto& consumer : needed_by) {
-            std::string torch_dir = provider.substr(0, provider.find("/torch/lib/") + 6);
-            extension |= provider.find("/torch/lib/") == std::string::npos ||
-                         consumer.rfind(torch_dir, 0) != 0;
-        }
+        // A consumer inside the same torch directory is torch itself: a torch of mixed builds.
+        const size_t lib_at = provider.find("/torch/lib/");
+        const std::string torch_dir =
+            lib_at == std::string::npos ? std::string() : provider.substr(0, lib_at + 7);
+        const bool extension =
+            std::any_of(needed_by.begin(), needed_by.end(), [&](const std::string& consumer) {
+                return torch_dir.empty() || consumer.rfind(torch_dir, 0) != 0;
+            });
         return extension ? "this extension was built against another torch"
                          : "torch's own libraries come from different builds";
     }

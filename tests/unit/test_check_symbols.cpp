@@ -235,6 +235,23 @@ TEST_SUITE("rootlock::check") {
         CHECK(f["hint"] == "this extension was built against another torch");
     }
 
+    TEST_CASE("torch's own library missing a symbol of its sibling is a torch of mixed builds") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/opt/t/torch/lib/libc10.so",
+                exporting("libc10.so", {"_ZN3c106DeviceC1Ev"}));
+        ElfSpec cpu = library_spec("libtorch_cpu.so", {"libc10.so"});
+        cpu.runpath = "$ORIGIN";
+        cpu.symbols = {undefined("_ZN3c105ErrorC2Ev")};
+        add_elf(*tree, "/opt/t/torch/lib/libtorch_cpu.so", cpu);
+        ElfSpec app = program_spec({"libtorch_cpu.so"});
+        app.rpath = "/opt/t/torch/lib";
+        add_elf(*tree, "/usr/bin/train", app);
+        auto found = of_kind(run(*tree), "undefined-symbol");
+        REQUIRE(found.size() == 1);
+        CHECK(found[0]->fields["library"] == "libc10.so");
+        CHECK(found[0]->fields["hint"] == "torch's own libraries come from different builds");
+    }
+
     TEST_CASE("missing C symbols are grouped under the needed library with their prefix") {
         auto tree = make_fake_root();
         add_elf(*tree, "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
