@@ -246,7 +246,8 @@ TEST_SUITE("rootlock::check") {
         ElfSpec app = program_spec({"libtorch_cpu.so"});
         app.rpath = "/opt/t/torch/lib";
         add_elf(*tree, "/usr/bin/train", app);
-        auto found = of_kind(run(*tree), "undefined-symbol");
+        auto report = run(*tree);
+        auto found = of_kind(report, "undefined-symbol");
         REQUIRE(found.size() == 1);
         CHECK(found[0]->fields["library"] == "libc10.so");
         CHECK(found[0]->fields["hint"] == "torch's own libraries come from different builds");
