@@ -82,26 +82,32 @@ size_t ExportIndex::c_prefix_count(std::string_view name) const {
 
 ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std::move(info)) {
     const auto& symbols = m_info->symbols;
-    m_entries.reserve(symbols.size());
+    size_t exports = 0;
+    for (const auto& symbol : symbols) {
+        m_versioned |= !symbol.version.empty();
+        exports += exported(symbol) ? 1U : 0U;
+    }
+    m_entries.reserve(exports);
     size_t capacity = 16;
-    while (capacity < symbols.size() * 2)
+    while (capacity < exports * 2)
         capacity *= 2;
     m_slots.resize(capacity);
     const uint64_t mask = capacity - 1;
-    for (const auto& symbol : symbols) {
-        m_versioned |= !symbol.version.empty();
+    for (size_t i = 0; i < symbols.size(); ++i) {
+        const elf::Symbol& symbol = symbols[i];
         if (!exported(symbol))
             continue;
-        m_entries.push_back(Entry{&symbol, 0});
+        m_entries.push_back(Entry{static_cast<uint32_t>(i), 0});
         const auto index = static_cast<uint32_t>(m_entries.size());
         const uint64_t hash = hash_name(symbol.name);
+        const auto tag = static_cast<uint32_t>(hash >> 32);
         for (uint64_t at = hash & mask;; at = (at + 1) & mask) {
             Slot& slot = m_slots[at];
             if (slot.first == 0) {
-                slot = Slot{hash, index};
+                slot = Slot{tag, index};
                 break;
             }
-            if (slot.hash == hash && m_entries[slot.first - 1].symbol->name == symbol.name) {
+            if (slot.tag == tag && symbol_of(m_entries[slot.first - 1]).name == symbol.name) {
                 m_entries.back().next = slot.first;
                 slot.first = index;
                 break;
@@ -116,11 +122,12 @@ ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std:
 
 const ExportIndex::Slot* ExportIndex::find(std::string_view name, uint64_t hash) const {
     const uint64_t mask = m_slots.size() - 1;
+    const auto tag = static_cast<uint32_t>(hash >> 32);
     for (uint64_t at = hash & mask;; at = (at + 1) & mask) {
         const Slot& slot = m_slots[at];
         if (slot.first == 0)
             return nullptr;
-        if (slot.hash == hash && m_entries[slot.first - 1].symbol->name == name)
+        if (slot.tag == tag && symbol_of(m_entries[slot.first - 1]).name == name)
             return &slot;
     }
 }
@@ -132,7 +139,7 @@ bool ExportIndex::defines(std::string_view name, uint64_t hash, std::string_view
     if (!m_versioned)
         return true;
     for (uint32_t at = found->first; at != 0; at = m_entries[at - 1].next) {
-        const elf::Symbol& definition = *m_entries[at - 1].symbol;
+        const elf::Symbol& definition = symbol_of(m_entries[at - 1]);
         if (version.empty()) {
             if (!definition.hidden || definition.version.empty())
                 return true;

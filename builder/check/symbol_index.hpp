@@ -42,15 +42,17 @@ class ExportIndex {
 
   private:
     struct Entry {
-        const elf::Symbol* symbol = nullptr;
-        uint32_t next = 0;  // index + 1 of the next definition of the same name, 0 at the end
+        uint32_t symbol = 0;  // index into m_info->symbols
+        uint32_t next = 0;    // index + 1 of the next definition of the same name, 0 at the end
     };
     // Open addressing over the names' hashes: a lookup with a precomputed hash costs one or two
-    // probes and no hashing, which is what a scope walk over dozens of objects needs.
+    // probes and no hashing, which is what a scope walk over dozens of objects needs. Eight
+    // bytes a slot: the hash's high half tells names apart before any string is compared.
     struct Slot {
-        uint64_t hash = 0;
+        uint32_t tag = 0;    // hash >> 32
         uint32_t first = 0;  // index + 1 into m_entries, 0 for an empty slot
     };
+    const elf::Symbol& symbol_of(const Entry& entry) const { return m_info->symbols[entry.symbol]; }
     const Slot* find(std::string_view name, uint64_t hash) const;
 
     std::shared_ptr<const elf::ElfInfo> m_info;  // keeps the symbols the index points into
