@@ -52,19 +52,9 @@ import zipfile
 
 from fixtures import index_server, package_graph
 from fixtures.debian_root import base_tarball, run_in_chroot
+from fixtures.failures import Failures
 
 VENV = "/opt/venv"
-
-
-class Failures:
-    def __init__(self):
-        self.items = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
 
 
 CUDNN_LIB = VENV + "/lib/python3.11/site-packages/nvidia/cudnn/lib"

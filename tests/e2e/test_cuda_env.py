@@ -16,38 +16,20 @@ that install over the same paths. Then:
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from fixtures import cuda_env, pip_like
+from fixtures import check_report, cuda_env, pip_like
 from fixtures.debian_root import copy_root, run_in_chroot
+from fixtures.failures import Failures
+from fixtures.check_report import by_kind, summary
 
 NOT_FOUND = "cannot open shared object file"
 
 
-class Failures:
-    """Collects failed expectations, so one run reports all of them."""
-
-    def __init__(self):
-        self.items = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
-
-
 def run_check(rootlock, root, extra=()):
-    """(exit code, parsed JSON report or None, raw output) of `rootlock check --json`."""
-    argv = [rootlock, "check", "--root", root, "--json", *extra, cuda_env.VENV]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        report = None
-    return proc.returncode, report, f"$ {' '.join(argv)}\n{proc.stdout[-3000:]}{proc.stderr}"
+    """(exit code, parsed JSON report or None, raw output) of `check --json` over the venv."""
+    return check_report.run_check(rootlock, root, [*extra, cuda_env.VENV])
 
 
 FIELDS = {"missing-soname": ("soname", "needed_by", "candidates"),
@@ -70,10 +52,6 @@ def contract_problems(report):
     return out
 
 
-def by_kind(report, kind):
-    return [p for p in report.get("problems", []) if p.get("kind") == kind]
-
-
 def soname_set(report):
     return {(p["soname"], tuple(sorted(p.get("needed_by", []))))
             for p in by_kind(report, "missing-soname")}
@@ -82,14 +60,6 @@ def soname_set(report):
 def record_set(report):
     return {(p["dist"], tuple(sorted(p.get("paths", []))))
             for p in by_kind(report, "missing-record-file")}
-
-
-def summary(report):
-    counts = {}
-    for p in report.get("problems", []):
-        key = (p.get("kind"), p.get("severity"))
-        counts[key] = counts.get(key, 0) + 1
-    return ", ".join(f"{k} ({s}): {n}" for (k, s), n in sorted(counts.items())) or "none"
 
 
 # ---------------------------------------------------------------------------------------------

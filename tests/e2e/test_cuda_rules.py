@@ -22,22 +22,11 @@ import tempfile
 
 from fixtures import cuda_rules_roots as roots
 from fixtures.debian_root import copy_root
+from fixtures.failures import Failures
+from fixtures.check_report import by_kind
 
 KINDS = ("driver-library-in-image", "stubs-on-search-path", "cuda-major-mix",
          "cuda-major-mismatch", "driver-too-old")
-
-
-class Failures:
-    """Collects failed expectations, so one run reports all of them."""
-
-    def __init__(self):
-        self.items = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
 
 
 def run(rootlock, argv):
@@ -60,10 +49,6 @@ def check(fail, rootlock, root, label, extra=()):
     print(f"({label}) check {' '.join(extra) or '(no flags)'}: exit {rc}, ok={report.get('ok')}, "
           f"{report.get('objects')} objects; CUDA kinds: {found or 'none'}")
     return rc, report, text
-
-
-def by_kind(report, kind):
-    return [p for p in report.get("problems", []) if p.get("kind") == kind]
 
 
 def expect_failed(fail, label, rc, report):

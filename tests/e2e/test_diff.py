@@ -26,17 +26,7 @@ import tempfile
 
 from fixtures import index_server, package_graph
 from fixtures.debian_root import base_tarball
-
-
-class Failures:
-    def __init__(self):
-        self.items = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
+from fixtures.failures import Failures
 
 
 def write_recipe(path, index_url, base, torch, cuda, driver, requires):

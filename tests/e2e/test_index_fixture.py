@@ -24,25 +24,13 @@ import tempfile
 import time
 
 from fixtures import index_server, package_graph, pip_like, wheel_builder
+from fixtures.failures import Failures
 
 PIP = ["/usr/bin/python3", "-m", "pip"]
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_18_x86_64",
              "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_12_x86_64",
              "manylinux2010_x86_64"]
 JSON_ACCEPT = index_server.JSON_V1
-
-
-class Failures:
-    """Collects failed expectations, so one run reports all of them."""
-
-    def __init__(self):
-        self.items = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
 
 
 def pip_resolve(index_url, roots, scratch):

@@ -36,19 +36,9 @@ import tomllib
 
 from fixtures import index_server, package_graph, pylock_check
 from fixtures.debian_root import base_tarball
+from fixtures.failures import Failures
 
 TORCH = "torch-2.8.0-cu128"
-
-
-class Failures:
-    def __init__(self):
-        self.items = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
 
 
 def write_recipe(path, index_url, base, requires, torch=True, extra=""):

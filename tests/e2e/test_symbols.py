@@ -31,12 +31,13 @@ everything); the real loader in the chroot is the referee for every verdict:
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 from fixtures import elf_stub, referee, torch_abi
 from fixtures.debian_root import copy_root, debian_root, run_in_chroot
+from fixtures.failures import Failures
+from fixtures.check_report import by_kind, run_check, summary
 
 GLIBC_DIR = "/opt/glibc299/lib"
 GLIBC_LIB = GLIBC_DIR + "/libneeds299.so.1"
@@ -77,42 +78,6 @@ int main(void) {
   return f_new() + f_old();
 }
 """
-
-
-class Failures:
-    """Collects failed expectations, so one run reports all of them."""
-
-    def __init__(self):
-        self.items = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
-
-
-def run_check(rootlock, root, args):
-    """(exit code, parsed JSON report or None, raw output) of `rootlock check --json`."""
-    argv = [rootlock, "check", "--root", root, "--json", *args]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        report = None
-    return proc.returncode, report, f"$ {' '.join(argv)}\n{proc.stdout[-3000:]}{proc.stderr}"
-
-
-def by_kind(report, kind):
-    return [p for p in (report or {}).get("problems", []) if p.get("kind") == kind]
-
-
-def summary(report):
-    counts = {}
-    for p in report.get("problems", []):
-        key = (p.get("kind"), p.get("severity"))
-        counts[key] = counts.get(key, 0) + 1
-    return ", ".join(f"{k} ({s}): {n}" for (k, s), n in sorted(counts.items())) or "none"
 
 
 def symbol_names(problem):

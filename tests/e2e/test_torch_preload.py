@@ -36,12 +36,13 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from fixtures import cuda_env, elf_stub, pip_like
+from fixtures import check_report, cuda_env, elf_stub, pip_like
 from fixtures.debian_root import copy_root, run_in_chroot
+from fixtures.failures import Failures
+from fixtures.check_report import by_kind, summary
 
 NOT_FOUND = "cannot open shared object file"
 CUSPARSELT = "libcusparseLt.so.0"
@@ -59,39 +60,12 @@ FIELDS = {"preload-only": ("soname", "path", "needed_by"),
           "undefined-symbol": ("library", "provider", "needed_by", "symbols")}
 
 
-class Failures:
-    """Collects failed expectations (and rootlock's known gaps), so one run reports all."""
-
-    def __init__(self):
-        self.items = []
-        self.gaps = []
-
-    def expect(self, cond, what):
-        if not cond:
-            self.items.append(what)
-            print("FAIL", what)
-        return cond
-
-    def gap(self, cond, what):
-        """A rootlock verdict that differs from the real loader's, outside the cases' aim."""
-        if not cond:
-            self.gaps.append(what)
-            print("GAP", what)
-        return cond
-
-
 # ---------------------------------------------------------------------------------------------
 # rootlock and the real loader.
 
 def run_check(rootlock, root, extra=()):
-    """(exit code, parsed JSON report or None, raw output) of `rootlock check --json`."""
-    argv = [rootlock, "check", "--root", root, "--json", *extra, cuda_env.VENV]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        report = None
-    return proc.returncode, report, f"$ {' '.join(argv)}\n{proc.stdout[-3000:]}{proc.stderr}"
+    """(exit code, parsed JSON report or None, raw output) of `check --json` over the venv."""
+    return check_report.run_check(rootlock, root, [*extra, cuda_env.VENV])
 
 
 def contract_problems(report):
@@ -109,18 +83,6 @@ def contract_problems(report):
         if missing:
             out.append(f"{p.get('kind')} problem lacks {missing}: {p}")
     return out
-
-
-def by_kind(report, kind):
-    return [p for p in report.get("problems", []) if p.get("kind") == kind]
-
-
-def summary(report):
-    counts = {}
-    for p in report.get("problems", []):
-        key = (p.get("kind"), p.get("severity"))
-        counts[key] = counts.get(key, 0) + 1
-    return ", ".join(f"{k} ({s}): {n}" for (k, s), n in sorted(counts.items())) or "none"
 
 
 def checked(fail, rootlock, root, label, extra=()):
