@@ -34,10 +34,6 @@ bool has_dlopen_consumer(const loader::LoadSession& session, size_t first) {
 
 }  // namespace
 
-std::string canonical_of(const loader::LoadedObject& object) {
-    return object.canonical.empty() ? object.name : object.canonical;
-}
-
 Since since(const loader::LoadSession& base) {
     return Since{base.requests().size(), base.objects().size()};
 }
@@ -105,8 +101,7 @@ void collect_session(const loader::LoadSession& session, Collector& out, const S
     for (const auto& object : objects) {
         if (object.faked)
             continue;
-        std::string soname = object.info && !object.info->soname.empty() ? object.info->soname
-                                                                         : object.first_request;
+        const std::string& soname = loader::soname_of(object);
         if (auto member = cuda_membership(soname)) {
             majors[member->family].insert(member->cuda_major);
             family_objects[member->family].insert(canonical_of(object));
@@ -140,8 +135,7 @@ void collect_session(const loader::LoadSession& session, Collector& out, const S
         for (const auto& object : objects) {
             if (object.faked)
                 continue;
-            std::string soname = object.info && !object.info->soname.empty() ? object.info->soname
-                                                                             : object.first_request;
+            const std::string& soname = loader::soname_of(object);
             if (auto member = cuda_membership(soname))
                 out.cuda_majors[member->cuda_major].insert(canonical_of(object));
         }

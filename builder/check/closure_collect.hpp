@@ -72,7 +72,7 @@ struct Collector {
     CudaMajors cuda_majors;  // CUDA major -> libraries of it in closures something loads
 };
 
-std::string canonical_of(const loader::LoadedObject& object);
+using loader::canonical_of;
 
 // Where a session copied from a base starts to differ: its own requests and objects.
 struct Since {

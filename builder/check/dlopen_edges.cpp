@@ -40,7 +40,9 @@ constexpr std::array<DlopenEdge, 13> k_edges{{
     {"libnvshmem_host.so.3", "nvshmem_bootstrap_uid.so.3", DlopenTarget::exact, true},
 }};
 
-std::string soname_of(const loader::LoadedObject& object) {
+// What the edge table matches a consumer by: its SONAME, else its file name (a loaded object
+// without SONAME is named by its path, not by the request loader::soname_of falls back to).
+std::string consumer_name(const loader::LoadedObject& object) {
     if (object.info && !object.info->soname.empty())
         return object.info->soname;
     return object.canonical.empty() ? object.first_request : fs::basename(object.canonical);
@@ -55,7 +57,7 @@ int session_major(const loader::LoadSession& session, std::string_view family) {
     for (const auto& object : session.objects()) {
         if (!usable(object))
             continue;
-        auto membership = cuda_membership(soname_of(object));
+        auto membership = cuda_membership(consumer_name(object));
         if (membership && membership->family == family)
             return membership->cuda_major;
     }
@@ -178,7 +180,7 @@ std::vector<DlopenFinding> follow_dlopen_edges_in(loader::LoadSession& session, 
             continue;
         const int caller = static_cast<int>(i);
         const std::string consumer = session.objects()[i].canonical;
-        const std::string name = soname_of(session.objects()[i]);
+        const std::string name = consumer_name(session.objects()[i]);
         for (const auto& edge : k_edges) {
             if (!glob_match(edge.consumer, name))
                 continue;

@@ -6,6 +6,8 @@
 
 namespace rootlock::check {
 
+using loader::canonical_of;
+
 namespace {
 
 std::vector<std::vector<int>> needed_edges(const loader::LoadSession& session) {
@@ -65,10 +67,6 @@ bool bound_in(const std::vector<ScopeEntry>& scope, const elf::Symbol& symbol) {
             return true;
     }
     return false;
-}
-
-std::string canonical_of(const loader::LoadedObject& object) {
-    return object.canonical.empty() ? object.name : object.canonical;
 }
 
 }  // namespace

@@ -11,15 +11,10 @@
 
 namespace rootlock::check {
 
+using loader::canonical_of;
+using loader::soname_of;
+
 namespace {
-
-std::string canonical_of(const loader::LoadedObject& object) {
-    return object.canonical.empty() ? object.name : object.canonical;
-}
-
-std::string soname_of(const loader::LoadedObject& object) {
-    return object.info && !object.info->soname.empty() ? object.info->soname : object.first_request;
-}
 
 // The library a reference was expected from: the file its version is needed from; for a C++
 // name, the directly needed library exporting the most names of the same top-level namespace

@@ -9,11 +9,9 @@
 
 namespace rootlock::check {
 
-namespace {
+using loader::soname_of;
 
-std::string soname_of(const loader::LoadedObject& object) {
-    return object.info && !object.info->soname.empty() ? object.info->soname : object.first_request;
-}
+namespace {
 
 // torch.version.cuda's major, as the loaded (or wanted) CUDA libraries tell it.
 int cuda_major_of(const loader::LoadSession& session, size_t first) {

@@ -44,6 +44,17 @@ struct LoadedObject {
     std::string fatal_path;
 };
 
+// The path inside the root of an object found, the name it was asked for under otherwise: how
+// reports name an object.
+inline const std::string& canonical_of(const LoadedObject& object) {
+    return object.canonical.empty() ? object.name : object.canonical;
+}
+
+// Its DT_SONAME, or the name it was first requested under when it has none (or was not found).
+inline const std::string& soname_of(const LoadedObject& object) {
+    return object.info && !object.info->soname.empty() ? object.info->soname : object.first_request;
+}
+
 // One DT_NEEDED request and what answered it.
 struct Request {
     int requester = -1;
