@@ -14,7 +14,7 @@
 #include "cli/report_text.hpp"
 #include "image/image_build.hpp"
 #include "lock/locker.hpp"
-#include "lock/pylock.hpp"
+#include "pylock/pylock.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
 
@@ -78,7 +78,7 @@ int run_build_command(const BuildCliOptions& options_in) {
             if (!lock_text.ok())
                 return fail_usage(lock_text.error().text() + " (run 'rootlock lock " +
                                   options.input + "' first)");
-            auto existing = lock::read_pylock(*lock_text, lock_path);
+            auto existing = pylock::read_pylock(*lock_text, lock_path);
             if (!existing.ok())
                 return fail_usage(existing.error().text());
             if (!existing->rootlock.has_value() || !recipe_text.ok() ||
@@ -89,7 +89,7 @@ int run_build_command(const BuildCliOptions& options_in) {
             }
         }
     }
-    auto lock = lock::read_pylock_file(lock_path);
+    auto lock = pylock::read_pylock_file(lock_path);
     if (!lock.ok())
         return fail_usage(lock.error().text());
     if (options.output.empty() && lock->rootlock.has_value())

@@ -4,17 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "assemble/cached_builds.hpp"
 #include "check/closure_check.hpp"
 #include "check/cuda_rules.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report_text.hpp"
+#include "freeze/freeze.hpp"
+#include "freeze/lock_verify.hpp"
 #include "fs/path_resolve.hpp"
 #include "loader/dst.hpp"
-#include "lock/cached_builds.hpp"
-#include "lock/freeze.hpp"
-#include "lock/lock_verify.hpp"
-#include "lock/pylock.hpp"
+#include "pylock/pylock.hpp"
 
 namespace rootlock::cli {
 
@@ -38,15 +38,15 @@ struct CheckCliOptions {
 int run_lock_verification(const CheckCliOptions& options, const fs::FileTree& tree) {
     if (options.paths.size() != 1)
         return fail_usage("--lock needs exactly one PATH: the environment to verify");
-    auto lock = lock::read_pylock_file(options.lock);
+    auto lock = pylock::read_pylock_file(options.lock);
     if (!lock.ok())
         return fail_usage(lock.error().text());
-    lock::FreezeOptions freeze_options;
+    freeze::FreezeOptions freeze_options;
     freeze_options.venv = fs::normalize(options.paths.front());
-    auto live = lock::freeze_environment(tree, freeze_options);
+    auto live = freeze::freeze_environment(tree, freeze_options);
     if (!live.ok())
         return fail_usage(live.error().text());
-    const auto mismatches = lock::compare_with_lock(*live, *lock);
+    const auto mismatches = freeze::compare_with_lock(*live, *lock);
     if (options.json) {
         nlohmann::ordered_json out;
         out["ok"] = mismatches.empty();
@@ -115,7 +115,7 @@ int run_check_command(const CheckCliOptions& options) {
         report->ok = false;
     }
     // Which torch an extension was built against, when rootlock has scanned that torch before.
-    lock::add_cached_builds(default_cache_dir(), report->problems);
+    assemble::add_cached_builds(default_cache_dir(), report->problems);
     check::sort_problems(report->problems);
 
     if (options.json) {

@@ -5,8 +5,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "lock/lock_diff.hpp"
-#include "lock/pylock.hpp"
+#include "diff/lock_diff.hpp"
+#include "pylock/pylock.hpp"
 
 namespace rootlock::cli {
 
@@ -21,19 +21,19 @@ struct DiffOptions {
 
 int run_diff_command(const DiffOptions& options) {
     const std::string format = options.json ? "json" : options.format;
-    auto before = lock::read_pylock_file(options.before);
+    auto before = pylock::read_pylock_file(options.before);
     if (!before.ok())
         return fail_usage(before.error().text());
-    auto after = lock::read_pylock_file(options.after);
+    auto after = pylock::read_pylock_file(options.after);
     if (!after.ok())
         return fail_usage(after.error().text());
-    const lock::LockDiff diff = lock::diff_locks(*before, *after);
+    const diff::LockDiff diff = diff::diff_locks(*before, *after);
     if (format == "json")
-        fmt::print("{}", lock::render_diff_json(diff));
+        fmt::print("{}", diff::render_diff_json(diff));
     else if (format == "markdown")
-        fmt::print("{}", lock::render_diff_markdown(diff));
+        fmt::print("{}", diff::render_diff_markdown(diff));
     else
-        fmt::print("{}", lock::render_diff_text(diff, Style(stdout).colour()));
+        fmt::print("{}", diff::render_diff_text(diff, Style(stdout).colour()));
     return diff.same() ? k_exit_ok : k_exit_problems;
 }
 

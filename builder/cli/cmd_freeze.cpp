@@ -6,9 +6,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "lock/freeze.hpp"
-#include "lock/freeze_match.hpp"
-#include "lock/pylock.hpp"
+#include "freeze/freeze.hpp"
+#include "freeze/freeze_match.hpp"
+#include "pylock/pylock.hpp"
 #include "python/environment.hpp"
 #include "util/atomic_file.hpp"
 
@@ -29,8 +29,8 @@ struct FreezeCliOptions {
     int jobs = 2;
 };
 
-std::string summary(const lock::FreezeResult& result, const std::string& venv) {
-    const lock::LockTarget& target = result.lock.rootlock->target;
+std::string summary(const freeze::FreezeResult& result, const std::string& venv) {
+    const pylock::LockTarget& target = result.lock.rootlock->target;
     std::string where = target.python_full.empty() ? target.python : target.python_full;
     if (!target.glibc.empty())
         where += ", glibc " + target.glibc;
@@ -47,22 +47,22 @@ int run_freeze_command(const FreezeCliOptions& options) {
     auto tree = open_root(options.root);
     if (!tree.ok())
         return fail_usage(tree.error().text());
-    lock::FreezeOptions freeze_options;
+    freeze::FreezeOptions freeze_options;
     freeze_options.venv = options.venv;
     freeze_options.threads = options.jobs;
-    auto result = lock::freeze_environment(**tree, freeze_options);
+    auto result = freeze::freeze_environment(**tree, freeze_options);
     if (!result.ok())
         return fail_usage(result.error().text());
     if (!options.indexes.empty()) {
         auto found = python::find_environments(**tree, {options.venv});
         if (!found.ok() || found->size() != 1)
             return fail_usage(options.venv + ": the environment cannot be read again");
-        lock::MatchOptions match;
+        freeze::MatchOptions match;
         match.index_urls = options.indexes;
         match.cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
         match.offline = options.offline;
         match.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
-        auto matched = lock::match_wheels(*result, found->front(), match);
+        auto matched = freeze::match_wheels(*result, found->front(), match);
         if (!matched.ok()) {
             if (matched.error().kind == util::ErrorKind::network)
                 return fail_io(matched.error().text());
@@ -77,13 +77,13 @@ int run_freeze_command(const FreezeCliOptions& options) {
     if (!options.base_from.empty()) {
         // The venv's own root cannot say which tarball it was unpacked from: the lock it was
         // built from can, and with that base the frozen lock can be built again.
-        auto other = lock::read_pylock_file(options.base_from);
+        auto other = pylock::read_pylock_file(options.base_from);
         if (!other.ok())
             return fail_usage(other.error().text());
         if (!other->rootlock || other->rootlock->base.kind.empty())
             return fail_usage(options.base_from + ": has no [tool.rootlock.base] to take");
-        lock::LockRootlockData& data = *result->lock.rootlock;
-        const lock::LockRootlockData& from = *other->rootlock;
+        pylock::LockRootlockData& data = *result->lock.rootlock;
+        const pylock::LockRootlockData& from = *other->rootlock;
         data.base = from.base;
         data.target.cuda = from.target.cuda;
         data.target.driver = from.target.driver;
@@ -131,7 +131,7 @@ int run_freeze_command(const FreezeCliOptions& options) {
                        result->problems.size());
         return k_exit_problems;
     }
-    const std::string text = lock::write_pylock(result->lock);
+    const std::string text = pylock::write_pylock(result->lock);
     if (options.output.empty()) {
         fmt::print("{}", text);
         return k_exit_ok;

@@ -14,7 +14,7 @@
 #include "cli/common.hpp"
 #include "cli/report_text.hpp"
 #include "lock/locker.hpp"
-#include "lock/pylock.hpp"
+#include "pylock/pylock.hpp"
 #include "python/metadata.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
@@ -69,7 +69,7 @@ int run_lock_check(const LockCliOptions& options, const std::string& recipe_text
     if (!text.ok())
         return fail_usage(text.error().text() + " (no lock to check: run 'rootlock lock " +
                           options.recipe + "')");
-    auto lock = lock::read_pylock(*text, options.output);
+    auto lock = pylock::read_pylock(*text, options.output);
     if (!lock.ok())
         return fail_usage(lock.error().text());
     if (!lock->rootlock.has_value()) {
@@ -122,7 +122,7 @@ int run_lock_command(const LockCliOptions& options_in) {
         lock_options.source_date_epoch = value;
     }
     if (auto previous_text = util::read_host_file(options.output); previous_text.ok()) {
-        auto previous = lock::read_pylock(*previous_text, options.output);
+        auto previous = pylock::read_pylock(*previous_text, options.output);
         if (previous.ok())
             lock_options.previous = std::move(*previous);
         else

@@ -5,18 +5,18 @@
 
 #include <utility>
 
-#include "image/zip_index.hpp"
+#include "fs/zip_index.hpp"
 #include "python/bytecode.hpp"
 
 namespace rootlock::image {
 
 namespace {
 
-util::Result<std::string> read_member(const ZipIndex& zip, const std::string& name) {
-    const ZipMember* member = zip.find(name);
+util::Result<std::string> read_member(const fs::ZipIndex& zip, const std::string& name) {
+    const fs::ZipMember* member = zip.find(name);
     if (member == nullptr)
         return util::make_error(zip.name, name + ": not in the wheel");
-    auto stream = open_member(zip, *member);
+    auto stream = fs::open_member(zip, *member);
     std::string out;
     std::vector<std::byte> buffer(1U << 16);
     while (true) {
@@ -35,7 +35,7 @@ util::Result<size_t> compile_plans(std::vector<std::vector<python::InstalledFile
     std::vector<python::BytecodeJob> jobs;
     std::vector<size_t> owner;  // the plan of each job
     for (size_t i = 0; i < plans.size(); ++i) {
-        std::unique_ptr<ZipIndex> zip;
+        std::unique_ptr<fs::ZipIndex> zip;
         for (const python::InstalledFile& file : plans[i]) {
             if (!file.path.starts_with(site) || !file.path.ends_with(".py"))
                 continue;
@@ -45,8 +45,8 @@ util::Result<size_t> compile_plans(std::vector<std::vector<python::InstalledFile
                 job.source = file.content;
             } else if (file.source != nullptr) {
                 if (!zip) {
-                    ROOTLOCK_TRY(opened, index_zip(input.wheel_paths[i], input.wheel_names[i]));
-                    zip = std::make_unique<ZipIndex>(std::move(opened));
+                    ROOTLOCK_TRY(opened, fs::index_zip(input.wheel_paths[i], input.wheel_names[i]));
+                    zip = std::make_unique<fs::ZipIndex>(std::move(opened));
                 }
                 ROOTLOCK_TRY(source, read_member(*zip, file.source->path));
                 job.source = std::move(source);

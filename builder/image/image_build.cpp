@@ -12,19 +12,19 @@
 #include <map>
 #include <memory>
 
+#include "assemble/final_check.hpp"
+#include "assemble/recipe_extras.hpp"
+#include "fetch/base_source.hpp"
+#include "fetch/wheel_fetcher.hpp"
 #include "fs/overlay_tree.hpp"
+#include "fs/zip_index.hpp"
 #include "image/compile_step.hpp"
 #include "image/sbom.hpp"
 #include "image/tar_index.hpp"
 #include "image/tar_writer.hpp"
-#include "image/zip_index.hpp"
 #include "index/content_store.hpp"
 #include "index/page_cache.hpp"
 #include "loader/target.hpp"
-#include "lock/base_source.hpp"
-#include "lock/locker.hpp"
-#include "lock/recipe_extras.hpp"
-#include "lock/wheel_fetcher.hpp"
 #include "python/wheel_install.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
@@ -66,7 +66,7 @@ struct Planned {
     Source source;
 };
 
-recipe::BaseSection base_section(const lock::LockBase& base) {
+recipe::BaseSection base_section(const pylock::LockBase& base) {
     recipe::BaseSection section;
     if (base.kind == "debian") {
         recipe::DebianBase debian;
@@ -88,7 +88,7 @@ bool is_plain_tar(const std::string& path) {
 }
 
 // The profile script that gives login shells the recipe's environment and the venv first.
-std::string profile_script(const lock::LockRootlockData& data) {
+std::string profile_script(const pylock::LockRootlockData& data) {
     std::string out = "# Written by rootlock from the recipe's [environment]; do not edit.\n";
     out += "export PATH='" + data.venv + "/bin':\"$PATH\"\n";
     for (const auto& [name, value] : data.environment) {
@@ -150,11 +150,11 @@ const char* build_temporary_path() {
     return g_temporary;
 }
 
-util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOptions& options) {
+util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOptions& options) {
     if (!lock.rootlock.has_value())
         return util::make_error(options.lock_path,
                                 "not written by rootlock: it has no [tool.rootlock] to build from");
-    const lock::LockRootlockData& data = *lock.rootlock;
+    const pylock::LockRootlockData& data = *lock.rootlock;
     if (data.base.kind.empty())
         return util::make_error(options.lock_path,
                                 !data.frozen_from.empty()
@@ -168,11 +168,11 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
     index::PageCache pages(options.cache_dir);
 
     // 1. The base, verified against the lock.
-    lock::BaseOptions base_options;
+    fetch::BaseOptions base_options;
     base_options.offline = options.offline;
     base_options.recipe_dir = directory_of(directory_of(options.lock_path) + "/" + data.recipe);
     ROOTLOCK_TRY(base,
-                 lock::acquire_base(base_section(data.base), base_options, http, store, pages));
+                 fetch::acquire_base(base_section(data.base), base_options, http, store, pages));
     if (base.record.sha256 != data.base.sha256)
         return util::make_error(
             "base", "the base made here (sha256 " + base.record.sha256 +
@@ -187,11 +187,11 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
         }
     }
     ROOTLOCK_TRY(base_index, index_tar(plain));
-    std::vector<std::unique_ptr<ZipIndex>> zips(lock.packages.size());
+    std::vector<std::unique_ptr<fs::ZipIndex>> zips(lock.packages.size());
 
     // 2. Every locked wheel in the store (downloaded and verified when missing), and its scan.
     std::vector<index::DownloadRequest> missing;
-    std::vector<lock::ChosenFile> chosen;
+    std::vector<fetch::ChosenFile> chosen;
     for (const auto& package : lock.packages) {
         if (package.wheels.empty())
             return util::make_error(package.name,
@@ -199,11 +199,11 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
                                         ? "the lock has no wheel for it"
                                         : "the lock has no wheel for it (freeze with --index URL "
                                           "to find the wheel it was installed from)");
-        const lock::LockWheel& wheel = package.wheels.front();
+        const pylock::LockWheel& wheel = package.wheels.front();
         auto sha = wheel.hashes.find("sha256");
         if (sha == wheel.hashes.end())
             return util::make_error(wheel.name, "the lock gives no sha256");
-        lock::ChosenFile file;
+        fetch::ChosenFile file;
         file.file.filename = wheel.name;
         file.file.url = wheel.url;
         file.file.hashes["sha256"] = sha->second;
@@ -214,7 +214,7 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
         // hashed again (the memo is keyed by device, inode, size, mtime and ctime).
         const std::string blob = store.blob_path(sha->second);
         auto remembered = ::access(blob.c_str(), R_OK) == 0
-                              ? lock::remembered_sha256(blob, pages)
+                              ? fetch::remembered_sha256(blob, pages)
                               : util::Result<std::string>(std::string());
         if (remembered.ok() && *remembered == sha->second)
             continue;
@@ -232,11 +232,11 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
                 return result.error();
         }
     }
-    lock::WheelFetcher fetcher(http, store, pages, options.offline, options.threads);
-    std::vector<const lock::ChosenFile*> pointers;
+    fetch::WheelFetcher fetcher(http, store, pages, options.offline, options.threads);
+    std::vector<const fetch::ChosenFile*> pointers;
     for (const auto& file : chosen)
         pointers.push_back(&file);
-    std::vector<lock::FetchedWheel> wheels;
+    std::vector<fetch::FetchedWheel> wheels;
     for (auto& result : fetcher.fetch(pointers)) {
         if (!result.ok())
             return result.error();
@@ -287,18 +287,18 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
     ROOTLOCK_TRY(profile,
                  overlay->add_file("/etc/profile.d/rootlock-venv.sh", profile_script(data)));
     (void)profile;
-    if (auto extras = lock::add_recipe_extras(*overlay, data.library_paths, data.files);
+    if (auto extras = assemble::add_recipe_extras(*overlay, data.library_paths, data.files);
         !extras.ok())
         return extras.error();
 
     // 4. The closure check and pct's rules, on exactly the tree about to be written.
-    lock::FinalCheckOptions final_check;
+    assemble::FinalCheckOptions final_check;
     final_check.environment = data.environment;
     final_check.host_provides = data.host_provides;
     final_check.cuda = data.target.cuda;
     final_check.driver = data.target.driver;
     final_check.cache_dir = options.cache_dir;
-    ROOTLOCK_TRY(report, lock::check_final_tree(*overlay, *base.tree, final_check));
+    ROOTLOCK_TRY(report, assemble::check_final_tree(*overlay, *base.tree, final_check));
     outcome.report = std::move(report);
     if (!outcome.report.ok && !options.allow_broken)
         return outcome;  // built == false: the caller prints the report
@@ -455,17 +455,17 @@ util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOption
                 auto& zip = zips[item.source.index];
                 if (!zip) {
                     const auto& wheel = lock.packages[item.source.index].wheels.front();
-                    auto opened =
-                        index_zip(store.blob_path(wheels[item.source.index].sha256), wheel.name);
+                    auto opened = fs::index_zip(store.blob_path(wheels[item.source.index].sha256),
+                                                wheel.name);
                     if (!opened.ok())
                         return fail(opened.error());
-                    zip = std::make_unique<ZipIndex>(std::move(*opened));
+                    zip = std::make_unique<fs::ZipIndex>(std::move(*opened));
                 }
-                const ZipMember* member = zip->find(item.source.member);
+                const fs::ZipMember* member = zip->find(item.source.member);
                 if (member == nullptr)
                     return fail(
                         util::make_error(zip->name, item.source.member + ": not in the wheel"));
-                auto stream = open_member(*zip, *member);
+                auto stream = fs::open_member(*zip, *member);
                 added = (*writer)->add(item.entry, stream.get());
                 break;
             }

@@ -9,7 +9,7 @@
 #include "check/closure_check.hpp"
 #include "image/pct_rules.hpp"
 #include "index/http_client.hpp"
-#include "lock/pylock.hpp"
+#include "pylock/pylock.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::image {
@@ -38,7 +38,7 @@ struct BuildOutcome {
     std::string report_path;  // IMAGE.check.json
 };
 
-util::Result<BuildOutcome> build_image(const lock::Lock& lock, const BuildOptions& options);
+util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOptions& options);
 
 // The temporary file an interrupted build may leave beside the image (never the image itself);
 // the CLI deletes it on SIGINT/SIGTERM. Empty when no build is writing.

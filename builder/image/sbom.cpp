@@ -98,7 +98,7 @@ std::string file_name_of(std::string_view location) {
     return std::string(location);
 }
 
-Json image_json(const lock::Lock& lock, const std::string& image_name,
+Json image_json(const pylock::Lock& lock, const std::string& image_name,
                 const std::string& image_sha256) {
     Json image;
     image["type"] = "container";
@@ -107,7 +107,7 @@ Json image_json(const lock::Lock& lock, const std::string& image_name,
     set_if_any(image, "hashes", sha256_json(image_sha256));
     Json properties = Json::array();
     if (lock.rootlock) {
-        const lock::LockTarget& target = lock.rootlock->target;
+        const pylock::LockTarget& target = lock.rootlock->target;
         const std::pair<std::string_view, const std::string*> fields[] = {
             {"rootlock:target-arch", &target.arch},
             {"rootlock:target-glibc", &target.glibc},
@@ -127,7 +127,7 @@ Json image_json(const lock::Lock& lock, const std::string& image_name,
     return image;
 }
 
-Json base_json(const lock::LockBase& base) {
+Json base_json(const pylock::LockBase& base) {
     Json out;
     out["type"] = "operating-system";
     out["bom-ref"] = k_base_ref;
@@ -157,7 +157,7 @@ Json base_json(const lock::LockBase& base) {
     return out;
 }
 
-Json package_json(const lock::LockPackage& package, const std::string& ref,
+Json package_json(const pylock::LockPackage& package, const std::string& ref,
                   const std::string& purl) {
     Json out;
     out["type"] = "library";
@@ -253,9 +253,9 @@ std::optional<std::string> rfc3339_utc(uint64_t seconds) {
                        second_of_day / 3600, second_of_day / 60 % 60, second_of_day % 60);
 }
 
-std::string cyclonedx_sbom(const lock::Lock& input, const std::string& image_name,
+std::string cyclonedx_sbom(const pylock::Lock& input, const std::string& image_name,
                            const std::string& image_sha256) {
-    const lock::Lock lock = lock::canonicalize(input);
+    const pylock::Lock lock = pylock::canonicalize(input);
 
     Json bom;
     bom["$schema"] = "http://cyclonedx.org/schema/bom-1.5.schema.json";

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "lock/pylock.hpp"
+#include "pylock/pylock.hpp"
 
 namespace rootlock::image {
 
@@ -30,7 +30,7 @@ namespace rootlock::image {
 //   when the lock marks none), each package on the packages its lock entry names.
 // Hash algorithms CycloneDX has no name for, and digests that are not hex of the algorithm's
 // length, are left out.
-std::string cyclonedx_sbom(const lock::Lock& lock, const std::string& image_name,
+std::string cyclonedx_sbom(const pylock::Lock& lock, const std::string& image_name,
                            const std::string& image_sha256);
 
 // The purl of a PyPI package: the name lowercased with '_' as '-', both parts percent-encoded

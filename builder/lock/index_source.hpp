@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "fetch/wheel_fetcher.hpp"
 #include "index/index_client.hpp"
 #include "python/pep440.hpp"
 #include "python/wheel_tags.hpp"
@@ -19,18 +20,12 @@
 
 namespace rootlock::lock {
 
+using fetch::ChosenFile;
+
 struct SourceIndex {
     std::string name;
     std::string url;
     std::vector<std::string> patterns;  // normalised names with '*' globs; empty: any project
-};
-
-// The wheel chosen for one (project, version): the best-ranked tag the target accepts.
-struct ChosenFile {
-    index::DistributionFile file;
-    std::string index_name;
-    std::string index_url;
-    int tag_priority = 0;
 };
 
 // Reads a wheel's METADATA when the index offers no metadata file (the locker downloads and

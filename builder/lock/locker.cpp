@@ -7,19 +7,20 @@
 #include <chrono>
 #include <ctime>
 
+#include "assemble/cached_builds.hpp"
+#include "assemble/final_check.hpp"
+#include "assemble/recipe_extras.hpp"
 #include "check/cuda_family.hpp"
+#include "fetch/base_facts.hpp"
+#include "fetch/base_source.hpp"
+#include "fetch/wheel_fetcher.hpp"
 #include "fs/overlay_tree.hpp"
 #include "fs/path_resolve.hpp"
 #include "index/content_store.hpp"
 #include "index/index_client.hpp"
 #include "index/page_cache.hpp"
 #include "loader/dst.hpp"
-#include "lock/base_facts.hpp"
-#include "lock/base_source.hpp"
-#include "lock/cached_builds.hpp"
 #include "lock/index_source.hpp"
-#include "lock/recipe_extras.hpp"
-#include "lock/wheel_fetcher.hpp"
 #include "python/metadata.hpp"
 #include "python/pep508.hpp"
 #include "python/wheel_install.hpp"
@@ -102,7 +103,8 @@ std::set<std::string> mismatches_reported(const check::CheckReport& report) {
 // The closure's CUDA majors must be the recipe's: a cu13 library in a cu12 lock is a mix the
 // loader would happily load, and the driver would not. The wheels' own sonames catch what no
 // closure loads; what the closure check already named is left to it.
-void check_cuda_agreement(const recipe::Recipe& recipe, const std::vector<FetchedWheel>& wheels,
+void check_cuda_agreement(const recipe::Recipe& recipe,
+                          const std::vector<fetch::FetchedWheel>& wheels,
                           const std::vector<std::string>& names, check::CheckReport& report) {
     if (!recipe.torch.has_value())
         return;
@@ -163,83 +165,97 @@ util::Result<std::vector<std::string>> root_requirements(const recipe::Recipe& r
     return out;
 }
 
-util::Result<check::CheckReport> check_final_tree(const fs::FileTree& tree,
-                                                  const fs::FileTree& base,
-                                                  const FinalCheckOptions& final_options) {
-    check::CheckOptions options;
-    for (const auto& [name, value] : final_options.environment) {
-        if (name == "LD_LIBRARY_PATH")
-            options.model.ld_library_path = loader::split_path_list(value, true);
-    }
-    options.model.extra_host_provided = final_options.host_provides;
-    options.cuda = final_options.cuda;
-    options.driver = final_options.driver;
-    ROOTLOCK_TRY(report, check::run_check(tree, options));
-    for (auto& problem : check::tree_problems(base)) {
-        report.problems.push_back(std::move(problem));
-        report.ok = false;
-    }
-    if (!final_options.cache_dir.empty())
-        add_cached_builds(final_options.cache_dir, report.problems);
-    check::sort_problems(report.problems);
-    return std::move(report);
-}
-
 std::string recipe_digest(std::string_view recipe_text) {
     return util::sha256_hex(recipe_text);
 }
 
-util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOptions& options) {
-    LockOutcome outcome;
-    using Clock = std::chrono::steady_clock;
-    auto since = [](Clock::time_point start) {
-        return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    };
-    auto step = Clock::now();
-    index::HttpClient http(options.http);
-    index::ContentStore store(options.cache_dir);
-    index::PageCache pages(options.cache_dir);
+namespace {
 
-    // 1. The base, and the target it implies.
-    BaseOptions base_options;
-    base_options.recipe_dir = directory_of(options.recipe_path);
-    base_options.offline = options.offline;
-    ROOTLOCK_TRY(base, acquire_base(recipe.base, base_options, http, store, pages));
-    ROOTLOCK_TRY(facts, read_base_facts(*base.tree, recipe.python.version, base.tree->describe()));
-    const int minor = std::atoi(recipe.python.version.substr(2).c_str());
-    int micro = 0;
-    if (!facts.python_full.empty())
-        micro = std::atoi(facts.python_full.substr(facts.python_full.rfind('.') + 1).c_str());
-    const std::string python_full =
-        facts.python_full.empty() ? recipe.python.version : facts.python_full;
-    ROOTLOCK_TRY(python_version, python::parse_version(python_full));
-    python::TargetTags target_tags{3,    minor, facts.arch, facts.glibc_major, facts.glibc_minor,
-                                   false};
-    python::SupportedTags tags(target_tags);
+using Clock = std::chrono::steady_clock;
 
-    outcome.stats.base_ms = since(step);
-    step = Clock::now();
+double milliseconds_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
-    // 2. Resolution over the indexes, for the declared target only.
-    ROOTLOCK_TRY(root_texts, root_requirements(recipe));
+// What one run of the pipeline carries from step to step.
+struct LockRun {
+    const recipe::Recipe& recipe;
+    const LockOptions& options;
+    index::HttpClient http;
+    index::ContentStore store;
+    index::PageCache pages;
+    index::IndexClient client;
+    fetch::WheelFetcher fetcher;
+    fetch::BaseOptions base_options;
+
+    std::optional<fetch::AcquiredBase> base;
+    fetch::BaseFacts facts;
+    std::string python_full;  // the base's interpreter, or the recipe's "3.N" when unknown
+    std::optional<python::SupportedTags> tags;
+    std::vector<std::string> root_texts;
+    std::optional<IndexSource> source;
+    resolve::Resolution resolution;
+    std::vector<const ChosenFile*> chosen;  // in the resolution's order
+    std::vector<fetch::FetchedWheel> wheels;
+
+    LockRun(const recipe::Recipe& recipe_in, const LockOptions& options_in)
+        : recipe(recipe_in),
+          options(options_in),
+          http(options_in.http),
+          store(options_in.cache_dir),
+          pages(options_in.cache_dir),
+          client(http, pages, store, options_in.offline),
+          fetcher(http, store, pages, options_in.offline, options_in.threads) {
+        base_options.recipe_dir = directory_of(options.recipe_path);
+        base_options.offline = options.offline;
+    }
+
+    int python_minor() const { return std::atoi(recipe.python.version.substr(2).c_str()); }
+};
+
+// 1. The base, and the target it implies: never the machine running rootlock.
+util::Status acquire_base_and_target(LockRun& run) {
+    ROOTLOCK_TRY(base, fetch::acquire_base(run.recipe.base, run.base_options, run.http, run.store,
+                                           run.pages));
+    run.base = std::move(base);
+    ROOTLOCK_TRY(facts, fetch::read_base_facts(*run.base->tree, run.recipe.python.version,
+                                               run.base->tree->describe()));
+    run.facts = std::move(facts);
+    run.python_full =
+        run.facts.python_full.empty() ? run.recipe.python.version : run.facts.python_full;
+    python::TargetTags target_tags{
+        3, run.python_minor(), run.facts.arch, run.facts.glibc_major, run.facts.glibc_minor, false};
+    run.tags.emplace(target_tags);
+    return util::ok_status();
+}
+
+// 2. Resolution over the indexes, for the declared target only; the previous lock's versions
+// are preferred unless upgraded.
+util::Status resolve_requirements(LockRun& run) {
+    ROOTLOCK_TRY(root_texts, root_requirements(run.recipe));
+    run.root_texts = std::move(root_texts);
     std::vector<python::Requirement> roots;
-    for (const auto& text : root_texts) {
+    for (const auto& text : run.root_texts) {
         ROOTLOCK_TRY(requirement, python::parse_requirement(text));
         roots.push_back(std::move(requirement));
     }
     std::vector<SourceIndex> indexes;
-    for (const auto& section : effective_indexes(recipe))
+    for (const auto& section : effective_indexes(run.recipe))
         indexes.push_back({section.name, section.url, section.packages});
-    index::IndexClient client(http, pages, store, options.offline);
-    WheelFetcher fetcher(http, store, pages, options.offline, options.threads);
-    IndexSource source(client, indexes, tags, python_version,
-                       [&fetcher](const ChosenFile& file) { return fetcher.metadata(file); });
+    ROOTLOCK_TRY(python_version, python::parse_version(run.python_full));
+    run.source.emplace(run.client, indexes, *run.tags, python_version,
+                       [&run](const ChosenFile& file) { return run.fetcher.metadata(file); });
+    int micro = 0;
+    if (!run.facts.python_full.empty())
+        micro =
+            std::atoi(run.facts.python_full.substr(run.facts.python_full.rfind('.') + 1).c_str());
     resolve::ResolveOptions resolve_options;
-    resolve_options.environment = python::linux_cpython(3, minor, micro, facts.arch);
-    resolve_options.upgrade_all = options.upgrade_all;
-    resolve_options.upgrade = options.upgrade;
-    if (options.previous.has_value()) {
-        for (const auto& package : options.previous->packages) {
+    resolve_options.environment =
+        python::linux_cpython(3, run.python_minor(), micro, run.facts.arch);
+    resolve_options.upgrade_all = run.options.upgrade_all;
+    resolve_options.upgrade = run.options.upgrade;
+    if (run.options.previous.has_value()) {
+        for (const auto& package : run.options.previous->packages) {
             auto version = python::parse_version(package.version);
             if (version.ok())
                 resolve_options.preferences.emplace(package.name, *version);
@@ -248,97 +264,96 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     std::vector<std::string> root_names;
     for (const auto& root : roots)
         root_names.push_back(root.normalized_name);
-    source.prefetch_projects(root_names);
-    ROOTLOCK_TRY(resolution, resolve::resolve(roots, source, resolve_options));
+    run.source->prefetch_projects(root_names);
+    ROOTLOCK_TRY(resolution, resolve::resolve(roots, *run.source, resolve_options));
+    run.resolution = std::move(resolution);
+    return util::ok_status();
+}
 
-    outcome.stats.resolve_ms = since(step);
-    step = Clock::now();
-
-    // 3. The chosen wheels, fetched and scanned.
-    std::vector<const ChosenFile*> chosen;
-    std::vector<std::string> names;
-    for (const auto& package : resolution.packages) {
-        const ChosenFile* file = source.chosen(package.name, package.version);
+// 3. The chosen wheels, fetched in parallel and scanned (scans come from the cache when known).
+util::Status fetch_chosen_wheels(LockRun& run) {
+    for (const auto& package : run.resolution.packages) {
+        const ChosenFile* file = run.source->chosen(package.name, package.version);
         if (file == nullptr)
             return util::make_error(package.name,
                                     "the resolver chose a version the index did not offer");
-        chosen.push_back(file);
-        names.push_back(package.name);
+        run.chosen.push_back(file);
     }
-    auto fetched_results = fetcher.fetch(chosen);
-    std::vector<FetchedWheel> wheels;
-    for (auto& result : fetched_results) {
+    for (auto& result : run.fetcher.fetch(run.chosen)) {
         if (!result.ok())
             return result.error();
-        wheels.push_back(std::move(*result));
+        run.wheels.push_back(std::move(*result));
     }
+    return util::ok_status();
+}
 
-    outcome.stats.fetch_ms = since(step);
-    step = Clock::now();
-
-    // 4. The closure of base plus wheels, installed where the image will have them.
-    auto overlay = std::make_shared<fs::OverlayTree>(base.tree);
-    python::InstallScheme scheme{recipe.python.venv, recipe.python.version};
-    ROOTLOCK_TRY(venv_added, python::add_venv(*overlay, scheme, facts.python_interpreter));
+// 4. The closure of base plus wheels, installed where the image will have them, checked as the
+// build will check it; then the recipe's CUDA major against the wheels' libraries.
+util::Result<check::CheckReport> check_final_root(LockRun& run) {
+    auto overlay = std::make_shared<fs::OverlayTree>(run.base->tree);
+    python::InstallScheme scheme{run.recipe.python.venv, run.recipe.python.version};
+    ROOTLOCK_TRY(venv_added, python::add_venv(*overlay, scheme, run.facts.python_interpreter));
     (void)venv_added;
-    for (size_t i = 0; i < wheels.size(); ++i) {
-        ROOTLOCK_TRY(added,
-                     python::add_wheel(*overlay, *wheels[i].scan, scheme,
-                                       resolution.packages[i].direct, facts.python_interpreter));
+    std::vector<std::string> names;
+    for (size_t i = 0; i < run.wheels.size(); ++i) {
+        const auto& package = run.resolution.packages[i];
+        ROOTLOCK_TRY(added, python::add_wheel(*overlay, *run.wheels[i].scan, scheme, package.direct,
+                                              run.facts.python_interpreter));
         (void)added;
+        names.push_back(package.name);
     }
-    if (auto extras = add_recipe_extras(*overlay, recipe.library_paths, recipe.files); !extras.ok())
+    if (auto extras =
+            assemble::add_recipe_extras(*overlay, run.recipe.library_paths, run.recipe.files);
+        !extras.ok())
         return extras.error();
-    FinalCheckOptions final_check;
-    final_check.environment = recipe.environment;
-    final_check.host_provides = recipe.host_provides;
-    final_check.cuda = recipe.torch.has_value() ? recipe.torch->cuda : "";
-    final_check.driver = recipe.cuda.has_value() ? recipe.cuda->driver : "";
-    final_check.cache_dir = options.cache_dir;
-    ROOTLOCK_TRY(report, check_final_tree(*overlay, *base.tree, final_check));
-    check_cuda_agreement(recipe, wheels, names, report);
-    outcome.report = std::move(report);
-    outcome.stats.check_ms = since(step);
+    assemble::FinalCheckOptions final_check;
+    final_check.environment = run.recipe.environment;
+    final_check.host_provides = run.recipe.host_provides;
+    final_check.cuda = run.recipe.torch.has_value() ? run.recipe.torch->cuda : "";
+    final_check.driver = run.recipe.cuda.has_value() ? run.recipe.cuda->driver : "";
+    final_check.cache_dir = run.options.cache_dir;
+    ROOTLOCK_TRY(report, assemble::check_final_tree(*overlay, *run.base->tree, final_check));
+    check_cuda_agreement(run.recipe, run.wheels, names, report);
+    return std::move(report);
+}
 
-    // 5. The lock.
-    Lock& lock = outcome.lock;
-    lock.requires_python = "==" + recipe.python.version + ".*";
-    lock.environments.push_back("platform_machine == \"" + facts.arch +
-                                "\" and python_version == \"" + recipe.python.version +
-                                "\" and sys_platform == \"linux\"");
+// 5a. One [[packages]] entry per chosen wheel, sorted; returns the newest upload time seen (the
+// default SOURCE_DATE_EPOCH).
+std::optional<uint64_t> lock_packages(const LockRun& run, pylock::Lock& lock) {
+    const auto& packages = run.resolution.packages;
     std::optional<uint64_t> newest_upload;
-    for (size_t i = 0; i < wheels.size(); ++i) {
-        const auto& package = resolution.packages[i];
-        const ChosenFile& file = *chosen[i];
-        LockPackage out;
+    for (size_t i = 0; i < run.wheels.size(); ++i) {
+        const auto& package = packages[i];
+        const ChosenFile& file = *run.chosen[i];
+        pylock::LockPackage out;
         out.name = package.name;
         out.version = python::to_string(package.version);
         out.requires_python = file.file.requires_python;
         out.index = file.index_url;
         for (const auto& dependency : package.dependencies) {
-            auto found = std::find_if(resolution.packages.begin(), resolution.packages.end(),
+            auto found = std::find_if(packages.begin(), packages.end(),
                                       [&](const auto& p) { return p.name == dependency; });
-            PackageDependency entry{dependency, std::nullopt};
-            if (found != resolution.packages.end())
+            pylock::PackageDependency entry{dependency, std::nullopt};
+            if (found != packages.end())
                 entry.version = python::to_string(found->version);
             out.dependencies.push_back(std::move(entry));
         }
-        LockWheel wheel;
+        pylock::LockWheel wheel;
         wheel.name = file.file.filename;
         wheel.url = file.file.url;
-        wheel.size = wheels[i].size;
+        wheel.size = run.wheels[i].size;
         wheel.upload_time = file.file.upload_time;
-        wheel.hashes["sha256"] = wheels[i].sha256;
+        wheel.hashes["sha256"] = run.wheels[i].sha256;
         if (file.file.upload_time.has_value()) {
             auto seconds = parse_upload_time(*file.file.upload_time);
             if (seconds.has_value() && (!newest_upload || *seconds > *newest_upload))
                 newest_upload = seconds;
         }
         out.wheels.push_back(std::move(wheel));
-        PackageRootlockData data;
-        data.provides = wheels[i].scan->provides;
-        data.needs = wheels[i].scan->needs;
-        data.needs_versions = python::needed_versions(*wheels[i].scan);
+        pylock::PackageRootlockData data;
+        data.provides = run.wheels[i].scan->provides;
+        data.needs = run.wheels[i].scan->needs;
+        data.needs_versions = python::needed_versions(*run.wheels[i].scan);
         data.requested = package.direct;
         out.rootlock = std::move(data);
         lock.packages.push_back(std::move(out));
@@ -346,63 +361,110 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     std::sort(lock.packages.begin(), lock.packages.end(), [](const auto& a, const auto& b) {
         return std::tie(a.name, a.version) < std::tie(b.name, b.version);
     });
+    return newest_upload;
+}
 
-    LockRootlockData data;
-    data.recipe = options.recipe_record.empty() ? options.recipe_path : options.recipe_record;
-    data.recipe_sha256 = recipe_digest(options.recipe_text);
+// 5b. [tool.rootlock]: what the recipe asked for, the target, the base and the closure verdict.
+pylock::LockRootlockData lock_tool_data(const LockRun& run, std::optional<uint64_t> newest_upload,
+                                        const check::CheckReport& report) {
+    const recipe::Recipe& recipe = run.recipe;
+    pylock::LockRootlockData data;
+    data.recipe =
+        run.options.recipe_record.empty() ? run.options.recipe_path : run.options.recipe_record;
+    data.recipe_sha256 = recipe_digest(run.options.recipe_text);
     data.image_name = recipe.image.name;
     data.output = recipe.image.output;
     data.venv = recipe.python.venv;
-    data.source_date_epoch = options.source_date_epoch.value_or(
-        newest_upload.value_or(static_cast<uint64_t>(std::stoull(base_options.debian_epoch))));
+    data.source_date_epoch = run.options.source_date_epoch.value_or(
+        newest_upload.value_or(static_cast<uint64_t>(std::stoull(run.base_options.debian_epoch))));
     data.target.python = recipe.python.version;
-    data.target.python_full = facts.python_full;
-    data.target.glibc = facts.glibc();
-    data.target.arch = facts.arch;
+    data.target.python_full = run.facts.python_full;
+    data.target.glibc = run.facts.glibc();
+    data.target.arch = run.facts.arch;
     if (recipe.torch.has_value()) {
         data.target.cuda = recipe.torch->cuda;
         data.target.torch = recipe.torch->version + "+" + cuda_tag(recipe.torch->cuda);
     }
     if (recipe.cuda.has_value())
         data.target.driver = recipe.cuda->driver;
-    data.base = base.record;
+    data.base = run.base->record;
     for (const auto& section : effective_indexes(recipe))
         data.indexes.push_back({section.name, section.url, section.packages});
-    data.requirements = root_texts;
+    data.requirements = run.root_texts;
     data.environment = recipe.environment;
     data.host_provides = recipe.host_provides;
     data.library_paths = recipe.library_paths;
     data.files = recipe.files;
     data.compile_bytecode = recipe.python.compile_bytecode;
-    data.closure_ok = outcome.report.ok;
-    data.closure_objects = outcome.report.objects;
-    for (const auto& problem : outcome.report.problems) {
+    data.closure_ok = report.ok;
+    data.closure_objects = report.objects;
+    for (const auto& problem : report.problems) {
         if (problem.severity != check::Severity::error)
             continue;
         data.problems.push_back({problem.kind, problem_subject(problem), problem.fields.dump()});
     }
-    lock.rootlock = std::move(data);
-    outcome.text = write_pylock(lock);
+    return data;
+}
 
-    outcome.target_summary =
-        "CPython " + python_full + ", glibc " + facts.glibc() + ", " + facts.arch;
-    if (recipe.torch.has_value())
-        outcome.target_summary += ", torch " + lock.rootlock->target.torch;
-    if (recipe.cuda.has_value())
-        outcome.target_summary += ", driver " + recipe.cuda->driver;
+// "CPython 3.11.2, glibc 2.36, x86_64, torch 2.8.0+cu128, driver 570.133.07"
+std::string target_summary(const LockRun& run, const pylock::Lock& lock) {
+    std::string out =
+        "CPython " + run.python_full + ", glibc " + run.facts.glibc() + ", " + run.facts.arch;
+    if (run.recipe.torch.has_value())
+        out += ", torch " + lock.rootlock->target.torch;
+    if (run.recipe.cuda.has_value())
+        out += ", driver " + run.recipe.cuda->driver;
+    return out;
+}
 
-    LockStats& stats = outcome.stats;
+void count_work(const LockRun& run, const pylock::Lock& lock, LockStats& stats) {
     stats.packages = lock.packages.size();
-    stats.resolver_steps = resolution.steps;
-    stats.backtracks = resolution.backtracks;
-    stats.pages_fetched = client.stats().pages_fetched;
-    stats.pages_revalidated = client.stats().pages_revalidated;
-    stats.pages_from_cache = client.stats().pages_from_cache;
-    stats.metadata_fetched = client.stats().metadata_fetched;
-    stats.wheels_downloaded = fetcher.stats().downloaded;
-    stats.wheels_scanned = fetcher.stats().scanned;
-    stats.scans_from_cache = fetcher.stats().scans_from_cache;
-    stats.http_requests = http.requests_made();
+    stats.resolver_steps = run.resolution.steps;
+    stats.backtracks = run.resolution.backtracks;
+    stats.pages_fetched = run.client.stats().pages_fetched;
+    stats.pages_revalidated = run.client.stats().pages_revalidated;
+    stats.pages_from_cache = run.client.stats().pages_from_cache;
+    stats.metadata_fetched = run.client.stats().metadata_fetched;
+    stats.wheels_downloaded = run.fetcher.stats().downloaded;
+    stats.wheels_scanned = run.fetcher.stats().scanned;
+    stats.scans_from_cache = run.fetcher.stats().scans_from_cache;
+    stats.http_requests = run.http.requests_made();
+}
+
+}  // namespace
+
+util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOptions& options) {
+    LockRun run(recipe, options);
+    LockOutcome outcome;
+    auto timed = [](double& into, auto&& step) {
+        const auto start = Clock::now();
+        auto status = step();
+        into = milliseconds_since(start);
+        return status;
+    };
+    if (auto s = timed(outcome.stats.base_ms, [&] { return acquire_base_and_target(run); });
+        !s.ok())
+        return s.error();
+    if (auto s = timed(outcome.stats.resolve_ms, [&] { return resolve_requirements(run); });
+        !s.ok())
+        return s.error();
+    if (auto s = timed(outcome.stats.fetch_ms, [&] { return fetch_chosen_wheels(run); }); !s.ok())
+        return s.error();
+    auto report = timed(outcome.stats.check_ms, [&] { return check_final_root(run); });
+    if (!report.ok())
+        return report.error();
+    outcome.report = std::move(*report);
+
+    pylock::Lock& lock = outcome.lock;
+    lock.requires_python = "==" + recipe.python.version + ".*";
+    lock.environments.push_back("platform_machine == \"" + run.facts.arch +
+                                "\" and python_version == \"" + recipe.python.version +
+                                "\" and sys_platform == \"linux\"");
+    const auto newest_upload = lock_packages(run, lock);
+    lock.rootlock = lock_tool_data(run, newest_upload, outcome.report);
+    outcome.text = pylock::write_pylock(lock);
+    outcome.target_summary = target_summary(run, lock);
+    count_work(run, lock, outcome.stats);
     return outcome;
 }
 

@@ -10,7 +10,7 @@
 
 #include "check/closure_check.hpp"
 #include "index/http_client.hpp"
-#include "lock/pylock.hpp"
+#include "pylock/pylock.hpp"
 #include "recipe/recipe.hpp"
 #include "util/result.hpp"
 
@@ -24,7 +24,7 @@ struct LockOptions {
     bool offline = false;
     bool upgrade_all = false;
     std::set<std::string> upgrade;              // normalised names to re-resolve
-    std::optional<Lock> previous;               // the existing lock: its versions are preferred
+    std::optional<pylock::Lock> previous;       // the existing lock: its versions are preferred
     std::optional<uint64_t> source_date_epoch;  // SOURCE_DATE_EPOCH when the user set it
     index::HttpOptions http;
     int threads = 2;
@@ -50,7 +50,7 @@ struct LockStats {
 };
 
 struct LockOutcome {
-    Lock lock;
+    pylock::Lock lock;
     std::string text;           // write_pylock(lock)
     check::CheckReport report;  // the closure check of base plus wheels (CUDA findings added)
     LockStats stats;
@@ -67,21 +67,6 @@ util::Result<std::vector<std::string>> root_requirements(const recipe::Recipe& r
 
 // The sha256 of the recipe's bytes: what `lock --check` compares.
 std::string recipe_digest(std::string_view recipe_text);
-
-struct FinalCheckOptions {
-    std::vector<std::pair<std::string, std::string>> environment;  // the recipe's [environment]
-    std::vector<std::string> host_provides;
-    std::string cuda;       // the torch build's CUDA toolkit ("12.8"), empty without torch
-    std::string driver;     // the host's driver, empty when undeclared
-    std::string cache_dir;  // where cached wheel scans name the torch builds missing symbols need
-};
-
-// The closure check of a final tree (base plus venv) as lock and build both run it: the recipe's
-// LD_LIBRARY_PATH, host-provided sonames, CUDA toolkit and driver, the base tarball's unsafe
-// entries added, torch builds from the cache named for missing symbols, sorted.
-util::Result<check::CheckReport> check_final_tree(const fs::FileTree& tree,
-                                                  const fs::FileTree& base,
-                                                  const FinalCheckOptions& options);
 
 // Runs the whole pipeline. Errors are input errors (exit 2) or network errors (exit 3); a closure
 // that fails is not an error: the outcome's report says so, and the caller decides.

@@ -11,7 +11,7 @@
 #include "image/sbom.hpp"
 
 using namespace rootlock::image;
-using namespace rootlock::lock;
+using namespace rootlock;
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -21,11 +21,11 @@ const std::string k_sha_a = std::string(64, 'a');
 const std::string k_sha_b = std::string(64, 'b');
 const std::string k_sha_c = std::string(64, 'c');
 
-LockPackage package(std::string name, std::string version, const std::string& sha) {
-    LockPackage p;
+pylock::LockPackage package(std::string name, std::string version, const std::string& sha) {
+    pylock::LockPackage p;
     p.name = std::move(name);
     p.version = std::move(version);
-    LockWheel wheel;
+    pylock::LockWheel wheel;
     wheel.name = p.name + "-" + p.version + "-py3-none-any.whl";
     wheel.url = "https://files.example/" + wheel.name;
     wheel.hashes["sha256"] = sha;
@@ -33,19 +33,19 @@ LockPackage package(std::string name, std::string version, const std::string& sh
     return p;
 }
 
-Lock small_lock() {
-    Lock lock;
-    LockPackage torch = package("torch", "2.8.0+cu128", k_sha_a);
+pylock::Lock small_lock() {
+    pylock::Lock lock;
+    pylock::LockPackage torch = package("torch", "2.8.0+cu128", k_sha_a);
     torch.dependencies = {{"numpy", std::nullopt}};
     torch.rootlock =
-        PackageRootlockData{{"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true, {}};
-    LockPackage numpy = package("numpy", "2.1.0", k_sha_b);
-    numpy.rootlock = PackageRootlockData{{}, {"libm.so.6"}, false, {}};
+        pylock::PackageRootlockData{{"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true, {}};
+    pylock::LockPackage numpy = package("numpy", "2.1.0", k_sha_b);
+    numpy.rootlock = pylock::PackageRootlockData{{}, {"libm.so.6"}, false, {}};
     lock.packages = {torch, numpy};
-    LockRootlockData data;
+    pylock::LockRootlockData data;
     data.recipe_sha256 = k_sha_c;
     data.source_date_epoch = 1700000000;
-    data.target = LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "", ""};
+    data.target = pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "", ""};
     data.base.kind = "tarball";
     data.base.url = "https://example.org/bases/bookworm.tar.zst?x=1";
     data.base.sha256 = k_sha_c;
@@ -254,7 +254,7 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("the SBOM is the same whatever order the lock lists its packages in") {
-        Lock lock = small_lock();
+        pylock::Lock lock = small_lock();
         const std::string first = cyclonedx_sbom(lock, "demo", k_image_sha);
         std::swap(lock.packages[0], lock.packages[1]);
         auto& torch_needs = lock.packages[1].rootlock->needs;  // torch, now second
@@ -307,7 +307,7 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("a foreign lock has no timestamp, no base, and the image needs every package") {
-        Lock lock = small_lock();
+        pylock::Lock lock = small_lock();
         lock.rootlock.reset();
         lock.packages[0].rootlock.reset();
         Json bom = parse(cyclonedx_sbom(lock, "demo", k_image_sha));
@@ -323,8 +323,8 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("a Debian base is named debian with its suite and parameters") {
-        Lock lock = small_lock();
-        LockBase base;
+        pylock::Lock lock = small_lock();
+        pylock::LockBase base;
         base.kind = "debian";
         base.suite = "bookworm";
         base.mirror = "http://deb.debian.org/debian";
@@ -347,7 +347,7 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("a local tarball base is named by its file and keeps its path") {
-        Lock lock = small_lock();
+        pylock::Lock lock = small_lock();
         lock.rootlock->base.url.clear();
         lock.rootlock->base.path = "bases/local.tar";
         Json component = parse(cyclonedx_sbom(lock, "demo", k_image_sha))["components"][0];
@@ -358,7 +358,7 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("hashes CycloneDX cannot name or that are malformed are left out") {
-        Lock lock = small_lock();
+        pylock::Lock lock = small_lock();
         auto& hashes = lock.packages[0].wheels[0].hashes;  // torch
         hashes.clear();
         hashes["sha256"] = "xyz";
@@ -371,11 +371,11 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("a package with several wheels has one reference per wheel URL") {
-        Lock lock = small_lock();
-        LockWheel second = lock.packages[1].wheels[0];  // numpy
+        pylock::Lock lock = small_lock();
+        pylock::LockWheel second = lock.packages[1].wheels[0];  // numpy
         second.url = "https://files.example/numpy-2.1.0-cp311-manylinux.whl";
         second.hashes["sha256"] = k_sha_c;
-        LockWheel local = second;
+        pylock::LockWheel local = second;
         local.url.clear();
         local.path = "wheels/numpy.whl";
         lock.packages[1].wheels.push_back(second);
@@ -389,8 +389,8 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("bom-refs stay unique when a lock lists one version twice") {
-        Lock lock = small_lock();
-        LockPackage again = lock.packages[1];  // numpy 2.1.0
+        pylock::Lock lock = small_lock();
+        pylock::LockPackage again = lock.packages[1];  // numpy 2.1.0
         again.marker = "sys_platform == \"win32\"";
         lock.packages.push_back(again);
         lock.packages[0].dependencies = {{"numpy", "2.1.0"}};
@@ -404,7 +404,7 @@ TEST_SUITE("rootlock::image") {
     }
 
     TEST_CASE("a dependency pinned to a version not in the lock is left out") {
-        Lock lock = small_lock();
+        pylock::Lock lock = small_lock();
         lock.packages[0].dependencies = {{"numpy", "1.0"}, {"absent", std::nullopt}};
         Json bom = parse(cyclonedx_sbom(lock, "demo", k_image_sha));
         CHECK(bom["dependencies"][2]["ref"] == "pkg:pypi/torch@2.8.0%2Bcu128");

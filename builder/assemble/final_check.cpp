@@ -1,0 +1,33 @@
+// The closure check of a final tree: the recipe's LD_LIBRARY_PATH and host-provided sonames, the
+// CUDA toolkit and driver, the base tarball's unsafe entries, and the cached torch builds named.
+#include "assemble/final_check.hpp"
+
+#include "assemble/cached_builds.hpp"
+#include "check/problem.hpp"
+#include "loader/dst.hpp"
+
+namespace rootlock::assemble {
+
+util::Result<check::CheckReport> check_final_tree(const fs::FileTree& tree,
+                                                  const fs::FileTree& base,
+                                                  const FinalCheckOptions& final_options) {
+    check::CheckOptions options;
+    for (const auto& [name, value] : final_options.environment) {
+        if (name == "LD_LIBRARY_PATH")
+            options.model.ld_library_path = loader::split_path_list(value, true);
+    }
+    options.model.extra_host_provided = final_options.host_provides;
+    options.cuda = final_options.cuda;
+    options.driver = final_options.driver;
+    ROOTLOCK_TRY(report, check::run_check(tree, options));
+    for (auto& problem : check::tree_problems(base)) {
+        report.problems.push_back(std::move(problem));
+        report.ok = false;
+    }
+    if (!final_options.cache_dir.empty())
+        add_cached_builds(final_options.cache_dir, report.problems);
+    check::sort_problems(report.problems);
+    return std::move(report);
+}
+
+}  // namespace rootlock::assemble

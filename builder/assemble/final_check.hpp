@@ -1,0 +1,30 @@
+// The closure check of a final tree (base plus venv) exactly as `lock` and `build` both run it,
+// so that what a lock proved is what a build re-proves on the tree it writes.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check/closure_check.hpp"
+#include "fs/file_tree.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::assemble {
+
+struct FinalCheckOptions {
+    std::vector<std::pair<std::string, std::string>> environment;  // the recipe's [environment]
+    std::vector<std::string> host_provides;
+    std::string cuda;       // the torch build's CUDA toolkit ("12.8"), empty without torch
+    std::string driver;     // the host's driver, empty when undeclared
+    std::string cache_dir;  // where cached wheel scans name the torch builds missing symbols need
+};
+
+// The closure check of a final tree (base plus venv) as lock and build both run it: the recipe's
+// LD_LIBRARY_PATH, host-provided sonames, CUDA toolkit and driver, the base tarball's unsafe
+// entries added, torch builds from the cache named for missing symbols, sorted.
+util::Result<check::CheckReport> check_final_tree(const fs::FileTree& tree,
+                                                  const fs::FileTree& base,
+                                                  const FinalCheckOptions& options);
+
+}  // namespace rootlock::assemble

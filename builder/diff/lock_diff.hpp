@@ -1,0 +1,146 @@
+// Two locks compared by meaning (issue 5, `rootlock diff A B`): target, base, torch, the nvidia-*
+// set, other packages, sonames and the recipe, each already sorted; and its three renderings.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pylock/pylock.hpp"
+
+namespace rootlock::diff {
+
+// One changed scalar of [tool.rootlock]: a target or base field. "" stands for absent.
+struct FieldChange {
+    std::string field;  // target: python, glibc, arch, cuda-major, driver, torch (the build);
+                        // base: kind, url, path, sha256, suite, mirror, variant, include
+    std::string before;
+    std::string after;
+
+    bool operator==(const FieldChange&) const = default;
+};
+
+// In the order a package's kinds are listed and rendered.
+enum class PackageChangeKind {
+    added,
+    removed,
+    upgraded,
+    downgraded,
+    index_moved,    // same version, another index URL
+    rebuilt,        // same version, same wheel file name, another digest: the loud one
+    wheel_changed,  // same version, another set of wheel file names (another platform tag)
+};
+
+// "added", "removed", "upgraded", "downgraded", "index-moved", "rebuilt", "wheel-changed".
+std::string to_string(PackageChangeKind kind);
+
+// A wheel with the same file name in both locks and a different digest.
+struct RebuiltWheel {
+    std::string wheel;      // file name
+    std::string algorithm;  // "sha256" when both locks have it, else the first algorithm in common
+    std::string before;     // lowercase hex
+    std::string after;
+
+    bool operator==(const RebuiltWheel&) const = default;
+};
+
+struct PackageChange {
+    std::string name;
+    std::optional<std::string> before;      // version; nullopt when added
+    std::optional<std::string> after;       // version; nullopt when removed
+    std::vector<PackageChangeKind> kinds;   // never empty, in enum order
+    std::string before_index, after_index;  // the entries' index URLs ("" when absent)
+    std::vector<std::string> wheels_removed, wheels_added;  // file names; for wheel_changed
+    std::vector<RebuiltWheel> rebuilt;                      // for rebuilt
+
+    bool operator==(const PackageChange&) const = default;
+};
+
+enum class SonameChangeKind {
+    provided_added,    // no package provided it before
+    provided_removed,  // no package provides it now
+    needed_added,
+    needed_removed,
+    provider_moved,  // provided in both, by another set of distributions
+};
+
+// "provided-added", "provided-removed", "needed-added", "needed-removed", "provider-moved".
+std::string to_string(SonameChangeKind kind);
+
+struct SonameChange {
+    std::string soname;
+    SonameChangeKind kind = SonameChangeKind::provided_added;
+    // The distributions providing (provided-*, provider-moved) or needing (needed-*) the soname,
+    // sorted; empty on the side where it is absent.
+    std::vector<std::string> before;
+    std::vector<std::string> after;
+
+    bool operator==(const SonameChange&) const = default;
+};
+
+// The soname tables of the packages carrying [packages.tool.rootlock] (foreign locks have none).
+struct SonameDiff {
+    std::vector<SonameChange> changes;  // sorted by (soname, kind)
+    // The highest "GLIBC_x.y" / "GLIBCXX_x.y.z" over every package's needs_versions, compared by
+    // numeric components; set only when it changed ("" stands for none needed).
+    std::optional<FieldChange> glibc;    // field "GLIBC"
+    std::optional<FieldChange> glibcxx;  // field "GLIBCXX"
+    // CUDA majors of the provided sonames (check::cuda_membership) that appear or vanish.
+    std::vector<int> cuda_majors_added;
+    std::vector<int> cuda_majors_removed;
+
+    bool empty() const {
+        return changes.empty() && !glibc && !glibcxx && cuda_majors_added.empty() &&
+               cuda_majors_removed.empty();
+    }
+    bool operator==(const SonameDiff&) const = default;
+};
+
+// A [tool.rootlock] list of the recipe that differs: requirements and environment as sets
+// ("NAME=value" entries), files by path, library-paths in order.
+struct RecipeChange {
+    std::string field;  // "requirements", "environment", "library-paths", "files"
+    std::vector<std::string> added;
+    std::vector<std::string> removed;
+    // files: paths whose content changed; library-paths: paths kept at another position among
+    // the kept ones. Always empty for requirements and environment.
+    std::vector<std::string> changed;
+
+    bool operator==(const RecipeChange&) const = default;
+};
+
+struct LockDiff {
+    std::vector<FieldChange> target;    // python, glibc, arch, cuda-major, driver, torch
+    std::vector<FieldChange> base;      // kind, url, path, sha256, suite, mirror, variant, include
+    std::vector<PackageChange> torch;   // torch, torchvision, torchaudio, triton; by name
+    std::vector<PackageChange> nvidia;  // names starting with "nvidia-"; by name
+    std::vector<PackageChange> packages;  // every other package; by name
+    SonameDiff sonames;
+    std::vector<RecipeChange> recipe;  // requirements, environment, library-paths, files
+
+    bool same() const {
+        return target.empty() && base.empty() && torch.empty() && nvidia.empty() &&
+               packages.empty() && sonames.empty() && recipe.empty();
+    }
+    bool operator==(const LockDiff&) const = default;
+};
+
+// Never fails: a part missing from a lock (foreign locks have no [tool.rootlock]) reads as empty.
+// Package order, dependency order, formatting and wheel URLs (when the name and digest agree)
+// make no difference.
+LockDiff diff_locks(const pylock::Lock& before, const pylock::Lock& after);
+
+// For a terminal: a header per non-empty group (target, base, torch, nvidia, packages, sonames,
+// recipe; the torch build is shown under torch), one line per change, "+" added, "-" removed,
+// "~" changed, "!" rebuilt. ANSI colours only when `colour`. Equal locks give the single line
+// "no difference in meaning".
+std::string render_diff_text(const LockDiff& diff, bool colour);
+
+// The stable JSON shape documented in docs/diff.md, 2-space indent, ending in "\n".
+std::string render_diff_json(const LockDiff& diff);
+
+// For a pull request: "### Lock changes" and a table per non-empty group, rebuilt artifacts in
+// bold under a warning line.
+std::string render_diff_markdown(const LockDiff& diff);
+
+}  // namespace rootlock::diff

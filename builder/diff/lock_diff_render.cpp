@@ -1,0 +1,437 @@
+// The three renderings of a LockDiff: text for a terminal, JSON with the shape docs/diff.md
+// promises, and Markdown for a pull request. Nothing here decides what differs.
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "diff/lock_diff.hpp"
+
+namespace rootlock::diff {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view k_green = "32";
+constexpr std::string_view k_red = "31";
+constexpr std::string_view k_yellow = "33";
+constexpr std::string_view k_red_bold = "1;31";
+
+// A 64-character hex digest is cut to 8 characters in text and Markdown; JSON keeps it whole.
+std::string shown(const std::string& value) {
+    if (value.empty())
+        return "(none)";
+    if (value.size() == 64 && value.find_first_not_of("0123456789abcdef") == std::string::npos)
+        return value.substr(0, 8) + "...";
+    return value;
+}
+
+std::string joined(const std::vector<std::string>& items, std::string_view separator) {
+    return fmt::format("{}", fmt::join(items, separator));
+}
+
+std::string joined_or_none(const std::vector<std::string>& items) {
+    return items.empty() ? "(none)" : joined(items, ", ");
+}
+
+bool has_kind(const PackageChange& change, PackageChangeKind kind) {
+    for (auto k : change.kinds) {
+        if (k == kind)
+            return true;
+    }
+    return false;
+}
+
+// The version the change is about: the one kept, or the new one.
+std::string version_of(const PackageChange& change) {
+    return change.after ? *change.after : change.before.value_or("");
+}
+
+std::string name_version(const std::string& name, const std::string& version) {
+    return version.empty() ? name : name + " " + version;
+}
+
+std::string rebuilt_text(const PackageChange& change, const RebuiltWheel& wheel) {
+    const std::string which = change.rebuilt.size() > 1 ? " " + wheel.wheel : "";
+    return fmt::format("rebuilt{}: {} {} -> {}", which, wheel.algorithm, shown(wheel.before),
+                       shown(wheel.after));
+}
+
+// ---- text ----
+
+class TextOut {
+  public:
+    explicit TextOut(bool colour) : m_colour(colour) {}
+
+    void header(std::string_view name) {
+        m_out += name;
+        m_out += '\n';
+    }
+    void line(char mark, std::string_view colour, const std::string& text) {
+        const std::string body = fmt::format("{} {}", mark, text);
+        if (m_colour)
+            m_out += fmt::format("  \x1b[{}m{}\x1b[0m\n", colour, body);
+        else
+            m_out += "  " + body + "\n";
+    }
+    std::string take() { return std::move(m_out); }
+
+  private:
+    bool m_colour;
+    std::string m_out;
+};
+
+void text_field(TextOut& out, const std::string& label, const FieldChange& change) {
+    out.line('~', k_yellow,
+             fmt::format("{} {} -> {}", label, shown(change.before), shown(change.after)));
+}
+
+void text_packages(TextOut& out, std::string_view header, const std::vector<PackageChange>& list,
+                   const std::vector<FieldChange>& fields) {
+    if (list.empty() && fields.empty())
+        return;
+    out.header(header);
+    for (const auto& field : fields)
+        text_field(out, field.field + " build", field);
+    for (const auto& change : list) {
+        const std::string here = name_version(change.name, version_of(change));
+        for (auto kind : change.kinds) {
+            switch (kind) {
+                case PackageChangeKind::added:
+                    out.line('+', k_green, here);
+                    break;
+                case PackageChangeKind::removed:
+                    out.line('-', k_red, here);
+                    break;
+                case PackageChangeKind::upgraded:
+                case PackageChangeKind::downgraded:
+                    out.line('~', k_yellow,
+                             fmt::format("{} {} -> {} ({})", change.name, *change.before,
+                                         *change.after, to_string(kind)));
+                    break;
+                case PackageChangeKind::index_moved:
+                    out.line('~', k_yellow,
+                             fmt::format("{}: index {} -> {} (index-moved)", here,
+                                         shown(change.before_index), shown(change.after_index)));
+                    break;
+                case PackageChangeKind::rebuilt:
+                    for (const auto& wheel : change.rebuilt)
+                        out.line('!', k_red_bold,
+                                 fmt::format("{}: {} (same version, different artifact)", here,
+                                             rebuilt_text(change, wheel)));
+                    break;
+                case PackageChangeKind::wheel_changed:
+                    out.line('~', k_yellow,
+                             fmt::format("{}: wheel {} -> {} (wheel-changed)", here,
+                                         joined_or_none(change.wheels_removed),
+                                         joined_or_none(change.wheels_added)));
+                    break;
+            }
+        }
+    }
+}
+
+void text_sonames(TextOut& out, const SonameDiff& sonames) {
+    if (sonames.empty())
+        return;
+    out.header("sonames");
+    for (const auto& change : sonames.changes) {
+        const std::string before = joined(change.before, ", ");
+        const std::string after = joined(change.after, ", ");
+        switch (change.kind) {
+            case SonameChangeKind::provided_added:
+                out.line('+', k_green, fmt::format("provides {} ({})", change.soname, after));
+                break;
+            case SonameChangeKind::provided_removed:
+                out.line('-', k_red, fmt::format("provides {} ({})", change.soname, before));
+                break;
+            case SonameChangeKind::needed_added:
+                out.line('+', k_green, fmt::format("needs {} ({})", change.soname, after));
+                break;
+            case SonameChangeKind::needed_removed:
+                out.line('-', k_red, fmt::format("needs {} ({})", change.soname, before));
+                break;
+            case SonameChangeKind::provider_moved:
+                out.line(
+                    '~', k_yellow,
+                    fmt::format("{}: {} -> {} (provider moved)", change.soname, before, after));
+                break;
+        }
+    }
+    for (const auto* field : {&sonames.glibc, &sonames.glibcxx}) {
+        if (*field)
+            text_field(out, fmt::format("highest {}_ needed:", (*field)->field), **field);
+    }
+    for (int major : sonames.cuda_majors_added)
+        out.line('+', k_green, fmt::format("CUDA {} in the closure", major));
+    for (int major : sonames.cuda_majors_removed)
+        out.line('-', k_red, fmt::format("CUDA {} in the closure", major));
+}
+
+std::string recipe_items(const RecipeChange& change) {
+    std::vector<std::string> items;
+    for (const auto& item : change.added)
+        items.push_back("+ " + item);
+    for (const auto& item : change.removed)
+        items.push_back("- " + item);
+    for (const auto& item : change.changed)
+        items.push_back("~ " + item);
+    return joined(items, "; ");
+}
+
+// ---- Markdown ----
+
+std::string cell(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '|' || c == '\\')
+            out += '\\';
+        out += c == '\n' ? ' ' : c;
+    }
+    return out;
+}
+
+std::string bold(const std::string& text) {
+    return "**" + text + "**";
+}
+
+void md_table_head(std::string& out, std::string_view title, std::string_view columns) {
+    out += fmt::format("\n#### {}\n\n| {} |\n|", title, columns);
+    for (char c : columns) {
+        if (c == '|')
+            out += "---|";
+    }
+    out += "---|\n";
+}
+
+void md_row(std::string& out, const std::vector<std::string>& cells) {
+    out += "|";
+    for (const auto& c : cells)
+        out += " " + c + " |";
+    out += "\n";
+}
+
+void md_fields(std::string& out, std::string_view title, const std::vector<FieldChange>& list) {
+    if (list.empty())
+        return;
+    md_table_head(out, title, "field | before | after");
+    for (const auto& change : list)
+        md_row(out, {cell(change.field), cell(shown(change.before)), cell(shown(change.after))});
+}
+
+std::string md_change(const PackageChange& change) {
+    std::vector<std::string> parts;
+    for (auto kind : change.kinds) {
+        switch (kind) {
+            case PackageChangeKind::index_moved:
+                parts.push_back(fmt::format("index-moved ({} -> {})", shown(change.before_index),
+                                            shown(change.after_index)));
+                break;
+            case PackageChangeKind::rebuilt:
+                for (const auto& wheel : change.rebuilt)
+                    parts.push_back(rebuilt_text(change, wheel));
+                break;
+            case PackageChangeKind::wheel_changed:
+                parts.push_back(fmt::format("wheel-changed ({} -> {})",
+                                            joined_or_none(change.wheels_removed),
+                                            joined_or_none(change.wheels_added)));
+                break;
+            default:
+                parts.push_back(to_string(kind));
+        }
+    }
+    return joined(parts, "; ");
+}
+
+void md_packages(std::string& out, std::string_view title, const std::vector<PackageChange>& list,
+                 const std::vector<FieldChange>& fields) {
+    if (list.empty() && fields.empty())
+        return;
+    md_table_head(out, title, "package | before | after | change");
+    for (const auto& field : fields)
+        md_row(out, {cell(field.field + " (build)"), cell(shown(field.before)),
+                     cell(shown(field.after)), "changed"});
+    for (const auto& change : list) {
+        std::vector<std::string> row{cell(change.name), cell(change.before.value_or("")),
+                                     cell(change.after.value_or("")), cell(md_change(change))};
+        if (has_kind(change, PackageChangeKind::rebuilt)) {
+            for (auto& c : row) {
+                if (!c.empty())
+                    c = bold(c);
+            }
+        }
+        md_row(out, row);
+    }
+}
+
+void md_sonames(std::string& out, const SonameDiff& sonames) {
+    if (sonames.empty())
+        return;
+    md_table_head(out, "sonames", "soname | before | after | change");
+    for (const auto& change : sonames.changes)
+        md_row(out, {cell(change.soname), cell(joined(change.before, ", ")),
+                     cell(joined(change.after, ", ")), to_string(change.kind)});
+    for (const auto* field : {&sonames.glibc, &sonames.glibcxx}) {
+        if (*field)
+            md_row(out, {fmt::format("highest {}_ needed", (*field)->field),
+                         cell(shown((*field)->before)), cell(shown((*field)->after)), "changed"});
+    }
+    for (int major : sonames.cuda_majors_added)
+        md_row(out, {fmt::format("CUDA {} in the closure", major), "no", "yes", "added"});
+    for (int major : sonames.cuda_majors_removed)
+        md_row(out, {fmt::format("CUDA {} in the closure", major), "yes", "no", "removed"});
+}
+
+// ---- JSON ----
+
+Json json_fields(const std::vector<FieldChange>& list) {
+    Json out = Json::array();
+    for (const auto& change : list)
+        out.push_back(
+            Json{{"field", change.field}, {"before", change.before}, {"after", change.after}});
+    return out;
+}
+
+Json optional_text(const std::optional<std::string>& text) {
+    return text ? Json(*text) : Json(nullptr);
+}
+
+Json json_packages(const std::vector<PackageChange>& list) {
+    Json out = Json::array();
+    for (const auto& change : list) {
+        Json entry;
+        entry["name"] = change.name;
+        entry["before"] = optional_text(change.before);
+        entry["after"] = optional_text(change.after);
+        entry["changes"] = Json::array();
+        for (auto kind : change.kinds)
+            entry["changes"].push_back(to_string(kind));
+        entry["index"] = Json{{"before", change.before_index}, {"after", change.after_index}};
+        entry["wheels"] = Json{{"removed", change.wheels_removed}, {"added", change.wheels_added}};
+        entry["rebuilt"] = Json::array();
+        for (const auto& wheel : change.rebuilt)
+            entry["rebuilt"].push_back(Json{{"wheel", wheel.wheel},
+                                            {"algorithm", wheel.algorithm},
+                                            {"before", wheel.before},
+                                            {"after", wheel.after}});
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+Json json_maximum(const std::optional<FieldChange>& change) {
+    if (!change)
+        return nullptr;
+    return Json{{"before", change->before}, {"after", change->after}};
+}
+
+Json json_sonames(const SonameDiff& sonames) {
+    Json out;
+    out["changes"] = Json::array();
+    for (const auto& change : sonames.changes)
+        out["changes"].push_back(Json{{"soname", change.soname},
+                                      {"change", to_string(change.kind)},
+                                      {"before", change.before},
+                                      {"after", change.after}});
+    out["glibc"] = json_maximum(sonames.glibc);
+    out["glibcxx"] = json_maximum(sonames.glibcxx);
+    out["cuda_majors_added"] = sonames.cuda_majors_added;
+    out["cuda_majors_removed"] = sonames.cuda_majors_removed;
+    return out;
+}
+
+Json json_recipe(const std::vector<RecipeChange>& list) {
+    Json out = Json::array();
+    for (const auto& change : list)
+        out.push_back(Json{{"field", change.field},
+                           {"added", change.added},
+                           {"removed", change.removed},
+                           {"changed", change.changed}});
+    return out;
+}
+
+// The target without the torch build, and the torch build alone: the issue groups the build
+// with torch.
+std::pair<std::vector<FieldChange>, std::vector<FieldChange>> split_target(const LockDiff& diff) {
+    std::pair<std::vector<FieldChange>, std::vector<FieldChange>> out;
+    for (const auto& change : diff.target)
+        (change.field == "torch" ? out.second : out.first).push_back(change);
+    return out;
+}
+
+}  // namespace
+
+std::string render_diff_text(const LockDiff& diff, bool colour) {
+    if (diff.same())
+        return "no difference in meaning\n";
+    TextOut out(colour);
+    const auto [target, torch_build] = split_target(diff);
+    if (!target.empty()) {
+        out.header("target");
+        for (const auto& change : target)
+            text_field(out, change.field, change);
+    }
+    if (!diff.base.empty()) {
+        out.header("base");
+        for (const auto& change : diff.base)
+            text_field(out, change.field, change);
+    }
+    text_packages(out, "torch", diff.torch, torch_build);
+    text_packages(out, "nvidia", diff.nvidia, {});
+    text_packages(out, "packages", diff.packages, {});
+    text_sonames(out, diff.sonames);
+    if (!diff.recipe.empty()) {
+        out.header("recipe");
+        for (const auto& change : diff.recipe)
+            out.line('~', k_yellow, change.field + ": " + recipe_items(change));
+    }
+    return out.take();
+}
+
+std::string render_diff_json(const LockDiff& diff) {
+    Json out;
+    out["same"] = diff.same();
+    out["target"] = json_fields(diff.target);
+    out["base"] = json_fields(diff.base);
+    out["torch"] = json_packages(diff.torch);
+    out["nvidia"] = json_packages(diff.nvidia);
+    out["packages"] = json_packages(diff.packages);
+    out["sonames"] = json_sonames(diff.sonames);
+    out["recipe"] = json_recipe(diff.recipe);
+    return out.dump(2) + "\n";
+}
+
+std::string render_diff_markdown(const LockDiff& diff) {
+    std::string out = "### Lock changes\n";
+    if (diff.same())
+        return out + "\nThe two locks do not differ in meaning.\n";
+    bool warned = false;
+    for (const auto* group : {&diff.torch, &diff.nvidia, &diff.packages}) {
+        for (const auto& change : *group) {
+            for (const auto& wheel : change.rebuilt) {
+                out += fmt::format(
+                    "{}> **Warning:** {} was rebuilt under the same version: {} {} -> {}\n",
+                    warned ? ">\n" : "\n", cell(name_version(change.name, version_of(change))),
+                    wheel.algorithm, shown(wheel.before), shown(wheel.after));
+                warned = true;
+            }
+        }
+    }
+    const auto [target, torch_build] = split_target(diff);
+    md_fields(out, "target", target);
+    md_fields(out, "base", diff.base);
+    md_packages(out, "torch", diff.torch, torch_build);
+    md_packages(out, "nvidia", diff.nvidia, {});
+    md_packages(out, "packages", diff.packages, {});
+    md_sonames(out, diff.sonames);
+    if (!diff.recipe.empty()) {
+        md_table_head(out, "recipe", "field | added | removed | changed");
+        for (const auto& change : diff.recipe)
+            md_row(out, {cell(change.field), cell(joined(change.added, ", ")),
+                         cell(joined(change.removed, ", ")), cell(joined(change.changed, ", "))});
+    }
+    return out;
+}
+
+}  // namespace rootlock::diff

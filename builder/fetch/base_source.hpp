@@ -1,0 +1,44 @@
+// The base a lock is made over: a pinned tarball (downloaded into the content store, or a local
+// file, sha256 verified either way) or a Debian base made once with mmdebstrap and cached by its
+// parameters. Either way it is read as a tarball, never extracted.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fs/file_tree.hpp"
+#include "index/content_store.hpp"
+#include "index/http_client.hpp"
+#include "index/page_cache.hpp"
+#include "pylock/pylock.hpp"
+#include "recipe/recipe.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::fetch {
+
+struct BaseOptions {
+    std::string recipe_dir;  // relative tarball paths are taken from here
+    bool offline = false;
+    // SOURCE_DATE_EPOCH handed to mmdebstrap, so a rebuilt Debian base keeps its timestamps.
+    std::string debian_epoch = "1700000000";
+};
+
+struct AcquiredBase {
+    std::shared_ptr<const fs::FileTree> tree;
+    pylock::LockBase record;  // what the lock says about it
+    std::string host_path;    // the tarball read
+};
+
+util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const BaseOptions& options,
+                                        index::HttpClient& http, index::ContentStore& store,
+                                        index::PageCache& pages);
+
+// The sha256 of a large local file, remembered in `pages` under its identity (device, inode,
+// size, mtime and ctime, all in nanoseconds), so that a relock does not hash a 1 GB base again.
+// Any change to the file changes its ctime, which the user cannot set back.
+util::Result<std::string> remembered_sha256(const std::string& path, index::PageCache& pages);
+
+// The cache key of a Debian base: its parameters, hashed.
+std::string debian_base_key(const recipe::DebianBase& debian);
+
+}  // namespace rootlock::fetch

@@ -1,0 +1,158 @@
+// The PEP 751 lock (pylock.<name>.toml) as plain structs, with rootlock's own data under
+// [tool.rootlock] and [packages.tool.rootlock]; the canonical writer and the toml++ reader.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace rootlock::pylock {
+
+// One entry of [[packages]].wheels. PEP 751 asks for url or path, and hashes; the rest is optional.
+struct LockWheel {
+    std::string name;  // wheel file name, decoded ("torch-2.8.0+cu128-...whl"); "" when absent
+    std::string url;   // absolute URL, or "" when path is set
+    std::string path;  // local path alternative
+    std::optional<uint64_t> size;  // at most INT64_MAX (TOML integers are signed 64-bit)
+    // RFC 3339 as given by the index, kept verbatim; written as a TOML date-time literal (PEP 751
+    // asks for one), so it must be one (is_toml_date_time), else the writer leaves it out.
+    std::optional<std::string> upload_time;
+    std::map<std::string, std::string> hashes;  // algorithm -> lowercase hex; never empty
+
+    bool operator==(const LockWheel&) const = default;
+};
+
+// An entry of [[packages]].dependencies: enough to find the package entry it names.
+struct PackageDependency {
+    std::string name;
+    std::optional<std::string> version;
+
+    bool operator==(const PackageDependency&) const = default;
+};
+
+// [packages.tool.rootlock]
+struct PackageRootlockData {
+    std::vector<std::string> provides;  // sonames its wheel provides, sorted, unique
+    std::vector<std::string> needs;     // sonames its ELF objects need from outside, sorted, unique
+    bool requested = false;             // a direct requirement of the recipe
+    // Symbol versions those objects need from outside ("GLIBC_2.17", "GLIBCXX_3.4.29"), sorted,
+    // unique; empty in locks written before rootlock recorded them.
+    std::vector<std::string> needs_versions;
+
+    bool operator==(const PackageRootlockData&) const = default;
+};
+
+struct LockPackage {
+    std::string name;     // normalised (PEP 503)
+    std::string version;  // normalised PEP 440 text; "" when absent (PEP 751 allows that)
+    std::optional<std::string> marker;
+    std::optional<std::string> requires_python;
+    std::vector<PackageDependency> dependencies;  // sorted by (name, version)
+    std::string index;                            // the index URL it came from, or ""
+    // rootlock locks exactly one wheel per package for the target; the reader accepts several.
+    // Other sources (sdist, archive, vcs, directory) of foreign locks are not kept.
+    std::vector<LockWheel> wheels;
+    std::optional<PackageRootlockData> rootlock;
+
+    bool operator==(const LockPackage&) const = default;
+};
+
+struct LockTarget {
+    std::string python;       // "3.11"
+    std::string python_full;  // "3.11.2" when known, else ""
+    std::string glibc;        // "2.36"
+    std::string arch;         // "x86_64"
+    std::string cuda;         // "12.8" or ""
+    std::string driver;       // "570.133.07" or ""
+    std::string torch;        // "2.8.0+cu128" or ""
+
+    bool operator==(const LockTarget&) const = default;
+};
+
+struct LockBase {
+    std::string kind;    // "tarball" or "debian"
+    std::string url;     // tarball URL, or ""
+    std::string path;    // tarball local path, or ""
+    std::string sha256;  // of the tarball or of the built debian base tarball; lowercase hex or ""
+    std::optional<uint64_t> size;
+    std::string suite, mirror, variant;  // debian
+    std::vector<std::string> include;    // debian, in the recipe's order
+
+    bool operator==(const LockBase&) const = default;
+};
+
+struct LockIndex {
+    std::string name, url;
+    std::vector<std::string> packages;  // in the recipe's order
+
+    bool operator==(const LockIndex&) const = default;
+};
+
+// A closure problem recorded by --allow-broken.
+struct LockProblem {
+    std::string kind;
+    std::string subject;
+    std::string message;
+
+    auto operator<=>(const LockProblem&) const = default;
+};
+
+// [tool.rootlock]
+struct LockRootlockData {
+    std::string recipe;         // recipe file name as given on the command line, relative
+    std::string recipe_sha256;  // digest of the recipe bytes, lowercase hex
+    std::string image_name, output, venv;
+    uint64_t source_date_epoch = 0;  // at most INT64_MAX
+    LockTarget target;
+    LockBase base;
+    std::vector<LockIndex> indexes;         // in the recipe's order (it is the priority)
+    std::vector<std::string> requirements;  // direct requirements, normalised PEP 508, in order
+    std::vector<std::pair<std::string, std::string>> environment;  // sorted by name, then value
+    std::vector<std::string> host_provides;                        // sorted, unique
+    std::vector<std::string> library_paths;  // the recipe's [loader] library-paths, in order
+    std::vector<std::pair<std::string, std::string>> files;  // [files]: path -> content, sorted
+    bool compile_bytecode = false;                           // the recipe's python.compile-bytecode
+    // Set by `rootlock freeze` (the environment's prefix): the lock describes a live environment,
+    // so it has no recipe and no base.
+    std::string frozen_from;
+    bool closure_ok = true;
+    uint64_t closure_objects = 0;       // at most INT64_MAX
+    std::vector<LockProblem> problems;  // sorted, unique
+
+    bool operator==(const LockRootlockData&) const = default;
+};
+
+struct Lock {
+    std::string lock_version = "1.0";
+    std::string created_by = "rootlock";
+    std::optional<std::string> requires_python;  // "==3.11.*" for ours
+    std::vector<std::string> environments;       // markers, e.g. the target's; in order
+    std::vector<LockPackage> packages;           // sorted by (name, PEP 440 version)
+    std::optional<LockRootlockData> rootlock;    // absent in foreign locks
+
+    bool operator==(const Lock&) const = default;
+};
+
+// The lock with every "sorted"/"unique" promise above kept: what write_pylock writes, so that
+// read_pylock(write_pylock(l)) == canonicalize(l).
+Lock canonicalize(Lock lock);
+
+// The canonical bytes of canonicalize(lock): a fixed header comment, PEP 751's key order, LF line
+// ends, wheels and dependencies as multi-line arrays of inline tables (the layout uv writes).
+// Never fails; an upload_time that is not a TOML date-time is left out.
+std::string write_pylock(const Lock& lock);
+
+// Reads a lock rootlock wrote, or a foreign PEP 751 lock (keeping what the model holds).
+// Errors read "FILE:LINE:COL: problem"; the first problem in the file is reported.
+util::Result<Lock> read_pylock(std::string_view text, const std::string& file_name);
+
+// Reads the file at `path` and parses it as above; an unreadable file is "PATH: strerror".
+util::Result<Lock> read_pylock_file(const std::string& path);
+
+}  // namespace rootlock::pylock
