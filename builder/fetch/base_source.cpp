@@ -10,6 +10,7 @@
 #include <cstring>
 #include <future>
 
+#include "fetch/debian_base.hpp"
 #include "fs/tar_tree.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
@@ -95,76 +96,59 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
     return out;
 }
 
-util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const BaseOptions& options,
-                                       index::ContentStore& store, index::PageCache& pages) {
-    const std::string path = store.root() + "/bases/debian-" + debian_base_key(debian) + ".tar";
-    if (!file_size(path).has_value()) {
-        if (options.offline)
-            return util::make_network_error(
-                "base.debian",
-                "the Debian base is not in the cache and --offline forbids the network");
-        ROOTLOCK_TRY(made, util::make_directories(store.root() + "/bases"));
-        (void)made;
-        const std::string temp = path + ".tmp";
-        ::unlink(temp.c_str());
-        std::vector<std::string> argv{"mmdebstrap", "--quiet", "--variant=" + debian.variant,
-                                      "--format=tar"};
-        if (!debian.include.empty()) {
-            std::string include = "--include=";
-            for (size_t i = 0; i < debian.include.size(); ++i)
-                include += (i == 0 ? "" : ",") + debian.include[i];
-            argv.push_back(include);
-        }
-        argv.push_back(debian.suite);
-        argv.push_back(temp);
-        if (!debian.mirror.empty())
-            argv.push_back(debian.mirror);
-        ROOTLOCK_TRY(result,
-                     util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.debian_epoch}}));
-        if (result.exit_code != 0) {
-            ::unlink(temp.c_str());
-            std::string hint = ::geteuid() == 0
-                                   ? ""
-                                   : " (making a Debian base needs root, or unprivileged user "
-                                     "namespaces for mmdebstrap's unshare mode)";
-            return util::make_error("mmdebstrap", "failed with exit code " +
-                                                      std::to_string(result.exit_code) + ": " +
-                                                      util::last_line(result.output) + hint);
-        }
-        if (::rename(temp.c_str(), path.c_str()) != 0)
-            return util::make_error(path, "cannot move the new Debian base into the cache");
+// True when the previous lock's base answers the same request: then its packages are kept.
+bool same_debian_request(const pylock::LockBase& previous, const recipe::DebianBase& debian,
+                         const std::vector<pylock::LockDebArchive>& archives) {
+    std::vector<std::string> include = debian.include;
+    std::sort(include.begin(), include.end());
+    if (previous.kind != "debian" || previous.debs.empty() || previous.suite != debian.suite ||
+        previous.mirror != debian.mirror || previous.variant != debian.variant ||
+        previous.include != include || previous.archives.size() != archives.size())
+        return false;
+    for (size_t i = 0; i < archives.size(); ++i) {
+        pylock::LockDebArchive before = previous.archives[i];
+        before.date = archives[i].date;  // the archive's date is an answer, not the request
+        if (!(before == archives[i]))
+            return false;
     }
-    AcquiredBase out;
-    out.record.kind = "debian";
-    out.record.suite = debian.suite;
-    out.record.mirror = debian.mirror;
-    out.record.variant = debian.variant;
-    out.record.include = debian.include;
-    std::sort(out.record.include.begin(), out.record.include.end());
-    auto digest =
-        std::async(std::launch::async, [&pages, path] { return remembered_sha256(path, pages); });
-    auto tree = open_tarball(path);
-    ROOTLOCK_TRY(hex, digest.get());
-    out.record.sha256 = hex;
-    out.record.size = file_size(path);
-    out.host_path = path;
-    if (!tree.ok())
-        return tree.error();
-    out.tree = std::move(*tree);
+    return true;
+}
+
+fetch::DebianOptions debian_options(const BaseOptions& options) {
+    fetch::DebianOptions out;
+    out.recipe_dir = options.recipe_dir;
+    out.offline = options.offline;
+    out.epoch = options.debian_epoch;
     return out;
 }
 
-}  // namespace
-
-std::string debian_base_key(const recipe::DebianBase& debian) {
-    std::vector<std::string> include = debian.include;
-    std::sort(include.begin(), include.end());
-    std::string text = "suite=" + debian.suite + "\nmirror=" + debian.mirror +
-                       "\nvariant=" + debian.variant + "\ninclude=";
-    for (const auto& name : include)
-        text += name + ",";
-    return util::sha256_hex(text).substr(0, 32);
+util::Result<AcquiredBase> assembled_base(pylock::LockBase record, const BaseOptions& options,
+                                          index::HttpClient& http, index::ContentStore& store) {
+    ROOTLOCK_TRY(path, assemble_debian_base(record, debian_options(options), http, store));
+    AcquiredBase out;
+    ROOTLOCK_TRY(tree, open_tarball(path));
+    out.tree = std::move(tree);
+    out.host_path = path;
+    out.record = std::move(record);
+    return out;
 }
+
+util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const BaseOptions& options,
+                                       index::HttpClient& http, index::ContentStore& store) {
+    const fetch::DebianOptions dopts = debian_options(options);
+    ROOTLOCK_TRY(archives, debian_archives(debian, dopts));
+    pylock::LockBase record;
+    if (options.previous != nullptr && !options.upgrade &&
+        same_debian_request(*options.previous, debian, archives)) {
+        record = *options.previous;
+    } else {
+        ROOTLOCK_TRY(resolved, resolve_debian_base(debian, dopts, http, store));
+        record = std::move(resolved);
+    }
+    return assembled_base(std::move(record), options, http, store);
+}
+
+}  // namespace
 
 util::Result<std::string> remembered_sha256(const std::string& path, index::PageCache& pages) {
     struct stat info {};
@@ -191,8 +175,26 @@ util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const B
     if (base.tarball.has_value())
         return tarball_base(base, options, http, store, pages);
     if (base.debian.has_value())
-        return debian_base(*base.debian, options, store, pages);
+        return debian_base(*base.debian, options, http, store);
     return util::make_error("base", "the recipe names no base");
+}
+
+util::Result<AcquiredBase> acquire_locked_base(const pylock::LockBase& base,
+                                               const BaseOptions& options, index::HttpClient& http,
+                                               index::ContentStore& store,
+                                               index::PageCache& pages) {
+    if (base.kind == "debian") {
+        if (base.debs.empty())
+            return util::make_error(
+                "tool.rootlock.base",
+                "relock it: this lock pins its Debian base only by the tarball made on the "
+                "machine that locked it");
+        return assembled_base(base, options, http, store);
+    }
+    recipe::BaseSection section;
+    section.tarball = base.url.empty() ? base.path : base.url;
+    section.sha256 = base.sha256;
+    return tarball_base(section, options, http, store, pages);
 }
 
 }  // namespace rootlock::fetch

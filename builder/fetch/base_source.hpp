@@ -21,6 +21,10 @@ struct BaseOptions {
     bool offline = false;
     // SOURCE_DATE_EPOCH handed to mmdebstrap, so a rebuilt Debian base keeps its timestamps.
     std::string debian_epoch = "1700000000";
+    // The previous lock's base: a Debian base made from the same request keeps its packages
+    // unless `upgrade` asks for the archives' newest.
+    const pylock::LockBase* previous = nullptr;
+    bool upgrade = false;
 };
 
 struct AcquiredBase {
@@ -33,12 +37,17 @@ util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const B
                                         index::HttpClient& http, index::ContentStore& store,
                                         index::PageCache& pages);
 
+// The base a lock records, acquired for a build: a Debian base assembled from its pinned .debs,
+// or the pinned tarball. A Debian base recorded without its packages (a lock from before
+// rootlock pinned them) is refused: "relock it: this lock pins its Debian base only by the
+// tarball made on the machine that locked it".
+util::Result<AcquiredBase> acquire_locked_base(const pylock::LockBase& base,
+                                               const BaseOptions& options, index::HttpClient& http,
+                                               index::ContentStore& store, index::PageCache& pages);
+
 // The sha256 of a large local file, remembered in `pages` under its identity (device, inode,
 // size, mtime and ctime, all in nanoseconds), so that a relock does not hash a 1 GB base again.
 // Any change to the file changes its ctime, which the user cannot set back.
 util::Result<std::string> remembered_sha256(const std::string& path, index::PageCache& pages);
-
-// The cache key of a Debian base: its parameters, hashed.
-std::string debian_base_key(const recipe::DebianBase& debian);
 
 }  // namespace rootlock::fetch

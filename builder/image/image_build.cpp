@@ -66,22 +66,6 @@ struct Planned {
     Source source;
 };
 
-recipe::BaseSection base_section(const pylock::LockBase& base) {
-    recipe::BaseSection section;
-    if (base.kind == "debian") {
-        recipe::DebianBase debian;
-        debian.suite = base.suite;
-        debian.mirror = base.mirror;
-        debian.variant = base.variant;
-        debian.include = base.include;
-        section.debian = debian;
-    } else {
-        section.tarball = base.url.empty() ? base.path : base.url;
-        section.sha256 = base.sha256;
-    }
-    return section;
-}
-
 bool is_plain_tar(const std::string& path) {
     auto head = util::read_host_file_prefix(path, 512);
     return head.ok() && head->size() >= 262 && head->compare(257, 5, "ustar") == 0;
@@ -171,16 +155,10 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     fetch::BaseOptions base_options;
     base_options.offline = options.offline;
     base_options.recipe_dir = directory_of(directory_of(options.lock_path) + "/" + data.recipe);
-    ROOTLOCK_TRY(base,
-                 fetch::acquire_base(base_section(data.base), base_options, http, store, pages));
-    if (base.record.sha256 != data.base.sha256)
-        return util::make_error(
-            "base", "the base made here (sha256 " + base.record.sha256 +
-                        ") is not the locked one (" + data.base.sha256 +
-                        "): the archive moved since the lock; relock, or pin a tarball base");
+    ROOTLOCK_TRY(base, fetch::acquire_locked_base(data.base, base_options, http, store, pages));
     std::string plain = base.host_path;
     if (!is_plain_tar(plain)) {
-        plain = store.root() + "/bases/plain-" + data.base.sha256 + ".tar";
+        plain = store.root() + "/bases/plain-" + data.base.sha256 + ".tar";  // tarball bases only
         if (::access(plain.c_str(), R_OK) != 0) {
             ROOTLOCK_TRY(made, decompress_to_plain_tar(base.host_path, plain));
             (void)made;  // the plain tar's own digest: the compressed one was checked

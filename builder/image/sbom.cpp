@@ -198,6 +198,45 @@ Json refs_json(const std::set<std::string>& refs) {
 
 }  // namespace
 
+namespace {
+
+// A purl component: everything but A-Z a-z 0-9 . - _ ~ percent-encoded.
+std::string purl_encode(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                          (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == '~';
+        if (unreserved)
+            out += c;
+        else
+            out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    }
+    return out;
+}
+
+// The purl distro qualifier of a Debian suite: "debian-12" for bookworm and its updates.
+std::string debian_distro(std::string_view suite) {
+    static const std::pair<std::string_view, std::string_view> k_releases[] = {{"buster", "10"},
+                                                                               {"bullseye", "11"},
+                                                                               {"bookworm", "12"},
+                                                                               {"trixie", "13"},
+                                                                               {"forky", "14"}};
+    const std::string_view codename = suite.substr(0, suite.find('-'));
+    for (const auto& [name, number] : k_releases) {
+        if (codename == name)
+            return "debian-" + std::string(number);
+    }
+    return "debian-" + std::string(codename);
+}
+
+}  // namespace
+
+std::string deb_purl(std::string_view name, std::string_view version, std::string_view arch,
+                     std::string_view suite) {
+    return "pkg:deb/debian/" + purl_encode(name) + "@" + purl_encode(version) +
+           "?arch=" + purl_encode(arch) + "&distro=" + debian_distro(suite);
+}
+
 std::string pypi_purl(std::string_view name, std::string_view version) {
     auto encode = [](std::string_view text) {
         std::string out;
@@ -290,8 +329,35 @@ std::string cyclonedx_sbom(const pylock::Lock& input, const std::string& image_n
 
     const bool has_base = lock.rootlock && !lock.rootlock->base.kind.empty();
     Json components = Json::array();
-    if (has_base)
-        components.push_back(base_json(lock.rootlock->base));
+    std::set<std::string> deb_refs;
+    if (has_base) {
+        const pylock::LockBase& base = lock.rootlock->base;
+        components.push_back(base_json(base));
+        for (const auto& deb : base.debs) {
+            Json component;
+            component["type"] = "library";
+            const std::string purl = deb_purl(deb.name, deb.version, deb.architecture, base.suite);
+            component["bom-ref"] = purl;
+            component["name"] = deb.name;
+            component["version"] = deb.version;
+            set_if_any(component, "hashes", sha256_json(deb.sha256));
+            component["purl"] = purl;
+            for (const auto& archive : base.archives) {
+                if (archive.name == deb.archive)
+                    component["externalReferences"] = Json::array({Json{
+                        {"type", "distribution"}, {"url", archive.url + "/" + deb.filename}}});
+            }
+            Json properties = Json::array();
+            add_property(properties, "rootlock:debian-archive", deb.archive);
+            if (!deb.source.empty() || !deb.source_version.empty())
+                add_property(properties, "rootlock:debian-source",
+                             (deb.source.empty() ? deb.name : deb.source) + " " +
+                                 (deb.source_version.empty() ? deb.version : deb.source_version));
+            component["properties"] = std::move(properties);
+            components.push_back(std::move(component));
+            deb_refs.insert(purl);
+        }
+    }
     for (size_t i = 0; i < lock.packages.size(); ++i)
         components.push_back(package_json(lock.packages[i], refs[i], purls[i]));
     bom["components"] = std::move(components);
@@ -311,6 +377,8 @@ std::string cyclonedx_sbom(const pylock::Lock& input, const std::string& image_n
         image_needs.insert(refs.begin(), refs.end());
     Json dependencies = Json::array();
     dependencies.push_back(Json{{"ref", k_image_ref}, {"dependsOn", refs_json(image_needs)}});
+    if (!deb_refs.empty())
+        dependencies.push_back(Json{{"ref", k_base_ref}, {"dependsOn", refs_json(deb_refs)}});
     for (size_t i = 0; i < lock.packages.size(); ++i) {
         std::set<std::string> needs;
         for (const auto& dependency : lock.packages[i].dependencies) {

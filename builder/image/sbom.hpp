@@ -22,7 +22,9 @@ namespace rootlock::image {
 // - components: first the base, type "operating-system" (it is the distribution the image
 //   runs, which "file" would hide), named "debian" with the suite as version for a Debian base,
 //   else by its tarball's file name, with the tarball's SHA-256 (the only identity that
-//   reproduces it); then one "library" per package in the lock's order (by name, then PEP 440
+//   reproduces it); for a Debian base locked per package, one "library" per .deb (purl
+//   pkg:deb/debian/..., its SHA-256, its pool URL), on which the base depends; then one
+//   "library" per package in the lock's order (by name, then PEP 440
 //   version): purl pkg:pypi/NAME@VERSION, the wheel's hashes (when the package has exactly one
 //   wheel), a "distribution" reference per wheel URL carrying that wheel's hashes, and the
 //   sonames as "rootlock:provides" / "rootlock:needs" properties, one per soname, sorted;
@@ -32,6 +34,12 @@ namespace rootlock::image {
 // length, are left out.
 std::string cyclonedx_sbom(const pylock::Lock& lock, const std::string& image_name,
                            const std::string& image_sha256);
+
+// The purl of a Debian package, as the purl spec's deb type writes it:
+// "pkg:deb/debian/libc6@2.36-9%2Bdeb12u13?arch=amd64&distro=debian-12" (the distro from the
+// suite's codename: bookworm and bookworm-security are debian-12).
+std::string deb_purl(std::string_view name, std::string_view version, std::string_view arch,
+                     std::string_view suite);
 
 // The purl of a PyPI package: the name lowercased with '_' as '-', both parts percent-encoded
 // (everything but A-Z a-z 0-9 . - _ ~), so "2.8.0+cu128" reads "2.8.0%2Bcu128"; no "@VERSION"

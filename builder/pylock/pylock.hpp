@@ -75,14 +75,44 @@ struct LockTarget {
     bool operator==(const LockTarget&) const = default;
 };
 
+// An archive a Debian base was resolved against: where its .debs are, and what its signed
+// Release said when the lock was made (the date picks the snapshot that still has them).
+struct LockDebArchive {
+    std::string name;   // "debian" for the recipe's mirror, else the recipe's archive name
+    std::string url;    // mirror root
+    std::string suite;  // "bookworm"
+    std::vector<std::string> components;
+    std::string date;      // the Release's Date as seconds since the epoch, as text ("1762077600")
+    std::string snapshot;  // snapshot base URL, or ""
+    std::string keyring;   // the keyring file as the recipe named it, or "" (Debian's)
+    std::string keyring_sha256;  // of its bytes, or ""
+
+    bool operator==(const LockDebArchive&) const = default;
+};
+
+// One .deb of a Debian base, exactly as its archive's Packages index listed it.
+struct LockDeb {
+    std::string name, version, architecture;
+    std::string archive;    // a LockDebArchive name
+    std::string component;  // "main"
+    std::string filename;   // pool path relative to the archive root
+    uint64_t size = 0;      // at most INT64_MAX
+    std::string sha256;
+    std::string source, source_version;  // for the SBOM; "" when equal to name / version
+
+    bool operator==(const LockDeb&) const = default;
+};
+
 struct LockBase {
     std::string kind;    // "tarball" or "debian"
     std::string url;     // tarball URL, or ""
     std::string path;    // tarball local path, or ""
-    std::string sha256;  // of the tarball or of the built debian base tarball; lowercase hex or ""
+    std::string sha256;  // of the tarball; lowercase hex or ""
     std::optional<uint64_t> size;
-    std::string suite, mirror, variant;  // debian
-    std::vector<std::string> include;    // debian, in the recipe's order
+    std::string suite, mirror, variant;    // debian
+    std::vector<std::string> include;      // debian, sorted
+    std::vector<LockDebArchive> archives;  // debian, in priority order (the recipe's mirror first)
+    std::vector<LockDeb> debs;             // debian, sorted by (name, architecture)
 
     bool operator==(const LockBase&) const = default;
 };

@@ -335,8 +335,8 @@ void read_target(Reader& r, const View& view, LockTarget& target) {
 }
 
 void read_base(Reader& r, const View& view, LockBase& base) {
-    r.check_keys(
-        view, {"kind", "url", "path", "sha256", "size", "suite", "mirror", "variant", "include"});
+    r.check_keys(view, {"kind", "url", "path", "sha256", "size", "suite", "mirror", "variant",
+                        "include", "archives", "debs"});
     if (auto kind = r.string(view, "kind", true)) {
         if (*kind != "tarball" && *kind != "debian")
             r.add(*view.table.get("kind"), view.key_path("kind") + " " + quoted(*kind) +
@@ -356,6 +356,53 @@ void read_base(Reader& r, const View& view, LockBase& base) {
     base.mirror = r.string(view, "mirror", false).value_or("");
     base.variant = r.string(view, "variant", false).value_or("");
     base.include = r.strings(view, "include", false);
+    for (const View& entry : r.tables(view, "archives", false)) {
+        r.check_keys(entry, {"name", "url", "suite", "components", "date", "snapshot", "keyring",
+                             "keyring-sha256"});
+        LockDebArchive archive;
+        archive.name = r.string(entry, "name", true).value_or("");
+        archive.url = r.string(entry, "url", true).value_or("");
+        archive.suite = r.string(entry, "suite", true).value_or("");
+        archive.components = r.strings(entry, "components", true);
+        archive.date = r.string(entry, "date", true).value_or("");
+        archive.snapshot = r.string(entry, "snapshot", false).value_or("");
+        archive.keyring = r.string(entry, "keyring", false).value_or("");
+        archive.keyring_sha256 = r.string(entry, "keyring-sha256", false).value_or("");
+        base.archives.push_back(std::move(archive));
+    }
+    for (const View& entry : r.tables(view, "debs", false)) {
+        r.check_keys(entry, {"name", "version", "architecture", "archive", "component", "filename",
+                             "size", "sha256", "source", "source-version"});
+        LockDeb deb;
+        deb.name = r.string(entry, "name", true).value_or("");
+        deb.version = r.string(entry, "version", true).value_or("");
+        deb.architecture = r.string(entry, "architecture", true).value_or("");
+        deb.archive = r.string(entry, "archive", true).value_or("");
+        deb.component = r.string(entry, "component", true).value_or("");
+        deb.filename = r.string(entry, "filename", true).value_or("");
+        deb.size = r.count(entry, "size", true).value_or(0);
+        if (auto sha256 = r.string(entry, "sha256", true)) {
+            if (!is_lower_hex(*sha256, 64))
+                r.add(*entry.table.get("sha256"), entry.key_path("sha256") + " " + quoted(*sha256) +
+                                                      " is not 64 lowercase hex digits");
+            deb.sha256 = *sha256;
+        }
+        if (deb.filename.find("..") != std::string::npos ||
+            (!deb.filename.empty() && deb.filename.front() == '/'))
+            r.add(*entry.table.get("filename"), entry.key_path("filename") + " " +
+                                                    quoted(deb.filename) +
+                                                    " leaves the archive root");
+        bool known = false;
+        for (const auto& archive : base.archives)
+            known = known || archive.name == deb.archive;
+        if (!known && !deb.archive.empty())
+            r.add(*entry.table.get("archive"), entry.key_path("archive") + " " +
+                                                   quoted(deb.archive) +
+                                                   " names no archive of the base");
+        deb.source = r.string(entry, "source", false).value_or("");
+        deb.source_version = r.string(entry, "source-version", false).value_or("");
+        base.debs.push_back(std::move(deb));
+    }
 }
 
 LockRootlockData read_tool(Reader& r, const View& view) {

@@ -34,7 +34,8 @@ struct Anchors {
 };
 
 bool is_debian_package(std::string_view name) {
-    if (name.size() < 2)
+    if (name.size() < 2 ||
+        !((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= '0' && name[0] <= '9')))
         return false;
     return std::all_of(name.begin(), name.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
@@ -89,8 +90,107 @@ void read_image(TableReader& r, ImageSection& image) {
     }
 }
 
+// "name" or "name=version": a package apt may resolve, or one pinned to a version.
+bool is_debian_include(std::string_view text) {
+    const size_t equals = text.find('=');
+    if (equals == std::string_view::npos)
+        return is_debian_package(text);
+    const std::string_view version = text.substr(equals + 1);
+    return is_debian_package(text.substr(0, equals)) && !version.empty() &&
+           (version[0] >= '0' && version[0] <= '9') &&
+           std::all_of(version.begin(), version.end(), [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '+' || c == '-' || c == '.' || c == '~' || c == ':';
+           });
+}
+
+void read_components(TableReader& r, const std::string& label, std::vector<std::string>& out) {
+    if (!r.has("components"))
+        return;
+    out.clear();
+    for (auto& [component, at] : r.strings("components")) {
+        if (component.empty() || component.find_first_of(" \t\n\"'") != std::string::npos ||
+            component.find("..") != std::string::npos || component.front() == '/')
+            r.out().add(
+                at, label + ".components " + quoted(component) + " is not an archive component");
+        out.push_back(component);
+    }
+    if (out.empty())
+        r.out().add(r.position(), label + ".components is empty");
+}
+
+void read_keyring_and_snapshot(TableReader& r, const std::string& label, std::string& keyring,
+                               std::string& snapshot) {
+    Position at;
+    if (auto value = r.string("keyring", false, &at)) {
+        if (value->empty())
+            r.out().add(at, label + ".keyring is empty");
+        keyring = *value;
+    }
+    if (auto value = r.string("snapshot", false, &at)) {
+        if (!is_index_url(*value))
+            r.out().add(at, label + ".snapshot " + quoted(*value) +
+                                " does not start with http://, https:// or file://");
+        snapshot = *value;
+        while (!snapshot.empty() && snapshot.back() == '/')
+            snapshot.pop_back();
+    }
+}
+
+void read_debian_archives(TableReader& r, DebianBase& debian) {
+    const toml::node* node = r.table().get("archives");
+    if (node == nullptr)
+        return;
+    const auto* array = node->as_array();
+    if (array == nullptr) {
+        r.out().add(*node, "base.debian.archives: expected an array of tables, found " +
+                               type_phrase(node->type()));
+        return;
+    }
+    for (std::size_t i = 0; i < array->size(); ++i) {
+        const toml::node& element = *array->get(i);
+        const auto* table = element.as_table();
+        const std::string label = "base.debian.archives[" + std::to_string(i) + "]";
+        if (table == nullptr) {
+            r.out().add(element,
+                        label + ": expected a table, found " + type_phrase(element.type()));
+            continue;
+        }
+        TableReader reader(*table, label, label, r.out());
+        reader.check_keys({"name", "url", "suite", "components", "keyring", "snapshot"});
+        DebianArchive archive;
+        Position at;
+        if (auto name = reader.string("name", true, &at)) {
+            if (!is_kebab_case(*name))
+                r.out().add(at, label + ".name " + quoted(*name) + " is not kebab-case");
+            for (const auto& other : debian.archives) {
+                if (other.name == *name)
+                    r.out().add(at, "duplicate archive name " + quoted(*name));
+            }
+            archive.name = *name;
+        }
+        if (auto url = reader.string("url", true, &at)) {
+            if (!is_index_url(*url))
+                r.out().add(at, label + ".url " + quoted(*url) +
+                                    " does not start with http://, https:// or file://");
+            archive.url = *url;
+            while (!archive.url.empty() && archive.url.back() == '/')
+                archive.url.pop_back();
+        }
+        if (auto suite = reader.string("suite", true, &at)) {
+            if (!is_kebab_case(*suite))
+                r.out().add(at, label + ".suite " + quoted(*suite) + " is not a Debian suite name");
+            archive.suite = *suite;
+        }
+        read_components(reader, label, archive.components);
+        read_keyring_and_snapshot(reader, label, archive.keyring, archive.snapshot);
+        debian.archives.push_back(std::move(archive));
+    }
+}
+
 void read_debian(TableReader& r, DebianBase& debian) {
-    r.check_keys({"suite", "mirror", "variant", "include"});
+    r.check_keys(
+        {"suite", "mirror", "variant", "include", "components", "keyring", "snapshot", "archives"});
     Position at;
     if (auto suite = r.string("suite", true, &at)) {
         if (!is_kebab_case(*suite))
@@ -111,11 +211,14 @@ void read_debian(TableReader& r, DebianBase& debian) {
         debian.variant = *variant;
     }
     for (auto& [package, package_at] : r.strings("include")) {
-        if (!is_debian_package(package))
-            r.out().add(package_at,
-                        "base.debian.include " + quoted(package) + " is not a Debian package name");
+        if (!is_debian_include(package))
+            r.out().add(package_at, "base.debian.include " + quoted(package) +
+                                        " is neither a Debian package name nor NAME=VERSION");
         debian.include.push_back(package);
     }
+    read_components(r, "base.debian", debian.components);
+    read_keyring_and_snapshot(r, "base.debian", debian.keyring, debian.snapshot);
+    read_debian_archives(r, debian);
 }
 
 void read_base(TableReader& r, BaseSection& base) {

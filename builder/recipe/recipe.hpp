@@ -17,12 +17,26 @@ struct ImageSection {
     std::string output;  // image file; default "images/<name>.tar.zst"
 };
 
-// A Debian base built with mmdebstrap.
+// A further archive a Debian base draws from (bookworm-security, bookworm-updates, a vendor's).
+struct DebianArchive {
+    std::string name;                             // kebab-case, unique within the base
+    std::string url;                              // the mirror root (holds dists/ and pool/)
+    std::string suite;                            // e.g. "bookworm-security"
+    std::vector<std::string> components{"main"};  // e.g. ["main", "non-free-firmware"]
+    std::string keyring;   // OpenPGP keyring file (binary, as gpgv reads it); "" = Debian's
+    std::string snapshot;  // snapshot base ("https://snapshot.debian.org/archive/debian"), or ""
+};
+
+// A Debian base: resolved at lock time into exact .debs, assembled with mmdebstrap from them.
 struct DebianBase {
     std::string suite;                 // e.g. "bookworm"
     std::string mirror;                // empty: mmdebstrap's default mirror
     std::string variant = "minbase";   // an mmdebstrap variant
-    std::vector<std::string> include;  // extra Debian packages
+    std::vector<std::string> include;  // extra Debian packages, "name" or "name=version"
+    std::vector<std::string> components{"main"};
+    std::string keyring;   // the primary archive's keyring; "" = Debian's archive keyring
+    std::string snapshot;  // the primary archive's snapshot base, or ""
+    std::vector<DebianArchive> archives;  // further archives, in priority order
 };
 
 // Exactly one of `tarball` (with its sha256) and `debian` is set in a parsed recipe.

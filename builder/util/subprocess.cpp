@@ -2,6 +2,8 @@
 // keeps only the tail of what the child says.
 #include "util/subprocess.hpp"
 
+#include <csignal>
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,10 +55,24 @@ Result<ProcessResult> run_process(
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    // Nothing of this process beyond 0-2 reaches the child: mmdebstrap hands apt a pipe by fd
+    // number and fails when descriptors leaked from here push that number up.
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    // The child starts with every signal at its default and none blocked: libcurl ignores
+    // SIGPIPE in this process, and apt (under mmdebstrap) fails when it inherits that.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t all_signals, no_signals;
+    sigfillset(&all_signals);
+    sigemptyset(&no_signals);
+    posix_spawnattr_setsigdefault(&attributes, &all_signals);
+    posix_spawnattr_setsigmask(&attributes, &no_signals);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
-    const int spawned = ::posix_spawnp(&pid, arg_pointers[0], &actions, nullptr,
+    const int spawned = ::posix_spawnp(&pid, arg_pointers[0], &actions, &attributes,
                                        arg_pointers.data(), env_pointers.data());
     posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
     ::close(pipe_fds[1]);
     if (spawned != 0) {
         ::close(pipe_fds[0]);

@@ -342,8 +342,8 @@ TEST_SUITE("rootlock::image") {
               {"name": "rootlock:base-kind", "value": "debian"},
               {"name": "rootlock:debian-mirror", "value": "http://deb.debian.org/debian"},
               {"name": "rootlock:debian-variant", "value": "minbase"},
-              {"name": "rootlock:debian-include", "value": "python3"},
-              {"name": "rootlock:debian-include", "value": "ca-certificates"}]})"));
+              {"name": "rootlock:debian-include", "value": "ca-certificates"},
+              {"name": "rootlock:debian-include", "value": "python3"}]})"));
     }
 
     TEST_CASE("a local tarball base is named by its file and keeps its path") {
@@ -415,5 +415,50 @@ TEST_SUITE("rootlock::image") {
         std::string sbom = cyclonedx_sbom(small_lock(), "bad\xff", k_image_sha);
         CHECK(parse(sbom)["metadata"]["component"]["name"] == "bad\xef\xbf\xbd");
         CHECK(sbom.back() == '\n');
+    }
+
+    TEST_CASE("a Debian package's purl follows the deb type: version encoded, arch and distro") {
+        CHECK(deb_purl("libc6", "2.36-9+deb12u13", "amd64", "bookworm") ==
+              "pkg:deb/debian/libc6@2.36-9%2Bdeb12u13?arch=amd64&distro=debian-12");
+        CHECK(deb_purl("tzdata", "2025b-0+deb12u1", "all", "bookworm-updates") ==
+              "pkg:deb/debian/tzdata@2025b-0%2Bdeb12u1?arch=all&distro=debian-12");
+        CHECK(deb_purl("libx", "1:2.0~rc1-1", "arm64", "trixie") ==
+              "pkg:deb/debian/libx@1%3A2.0~rc1-1?arch=arm64&distro=debian-13");
+    }
+
+    TEST_CASE("every locked .deb is a component with its purl and hash, and the base needs each") {
+        pylock::Lock lock;
+        pylock::LockRootlockData data;
+        data.base.kind = "debian";
+        data.base.suite = "bookworm";
+        data.base.archives = {{"debian",
+                               "http://deb.debian.org/debian",
+                               "bookworm",
+                               {"main"},
+                               "1762077600",
+                               "",
+                               "",
+                               ""}};
+        data.base.debs = {{"libc6", "2.36-9+deb12u13", "amd64", "debian", "main",
+                           "pool/main/g/glibc/libc6_2.36-9+deb12u13_amd64.deb", 2757936,
+                           std::string(64, 'a'), "glibc", ""}};
+        lock.rootlock = data;
+        const Json bom = Json::parse(cyclonedx_sbom(lock, "demo", ""));
+        const std::string purl =
+            "pkg:deb/debian/libc6@2.36-9%2Bdeb12u13?arch=amd64&distro=debian-12";
+        REQUIRE(bom["components"].size() == 2);
+        const Json& deb = bom["components"][1];
+        CHECK(deb["purl"] == purl);
+        CHECK(deb["bom-ref"] == purl);
+        CHECK(deb["hashes"][0]["content"] == std::string(64, 'a'));
+        CHECK(deb["externalReferences"][0]["url"] ==
+              "http://deb.debian.org/debian/pool/main/g/glibc/libc6_2.36-9+deb12u13_amd64.deb");
+        CHECK(deb["properties"][1]["value"] == "glibc 2.36-9+deb12u13");
+        bool base_needs_it = false;
+        for (const auto& dependency : bom["dependencies"]) {
+            if (dependency["ref"] == "base")
+                base_needs_it = dependency["dependsOn"] == Json::array({purl});
+        }
+        CHECK(base_needs_it);
     }
 }

@@ -239,15 +239,39 @@ TEST_SUITE("rootlock::pylock") {
         data.source_date_epoch = 1754000000;
         data.target = pylock::LockTarget{"3.11", "3.11.2",     "2.36",       "x86_64",
                                          "12.8", "570.133.07", "2.8.0+cu128"};
-        data.base = pylock::LockBase{"debian",
-                                     "",
-                                     "",
-                                     std::string(64, '4'),
-                                     123456,
-                                     "bookworm",
-                                     "http://deb.debian.org/debian",
-                                     "minbase",
-                                     {"python3", "ca-certificates"}};
+        data.base =
+            pylock::LockBase{"debian",
+                             "",
+                             "",
+                             std::string(64, '4'),
+                             123456,
+                             "bookworm",
+                             "http://deb.debian.org/debian",
+                             "minbase",
+                             {"ca-certificates", "python3=3.11.2-1+b1"},
+                             {{"debian",
+                               "http://deb.debian.org/debian",
+                               "bookworm",
+                               {"main"},
+                               "1762077600",
+                               "",
+                               "",
+                               ""},
+                              {"security",
+                               "http://security.debian.org/debian-security",
+                               "bookworm-security",
+                               {"main", "non-free-firmware"},
+                               "1762164000",
+                               "https://snapshot.debian.org/archive/"
+                               "debian-security",
+                               "keys/security.gpg",
+                               std::string(64, 'c')}},
+                             {{"libc6", "2.36-9+deb12u13", "amd64", "security", "main",
+                               "pool/updates/main/g/glibc/libc6_2.36-9+deb12u13_amd64.deb", 2757936,
+                               std::string(64, 'a'), "glibc", ""},
+                              {"python3", "3.11.2-1+b1", "amd64", "debian", "main",
+                               "pool/main/p/python3-defaults/python3_3.11.2-1+b1_amd64.deb", 26484,
+                               std::string(64, 'b'), "python3-defaults", "3.11.2-1"}}};
         data.indexes = {{"pytorch", "https://download.pytorch.org/whl/cu128", {"torch"}},
                         {"pypi", "https://pypi.org/simple", {}}};
         data.requirements = {"torch==2.8.0", "numpy<2"};

@@ -1,0 +1,47 @@
+// Small text helpers shared by the Debian parsers: quoting untrusted text into one-line errors,
+// splitting on blanks and the few syntax checks (hex digests, names, paths) they all make.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rootlock::debian {
+
+// `text` in double quotes, with '"', '\\' and control bytes escaped so an error stays one line.
+std::string quote(std::string_view text);
+
+bool is_blank(char c);  // ' ' or '\t'
+std::string_view trim_blanks(std::string_view text);
+std::vector<std::string_view> split_blanks(std::string_view text);
+std::vector<std::string_view> split_lines(std::string_view text);  // on '\n'
+
+bool iequals(std::string_view a, std::string_view b);  // ASCII, case-insensitive
+
+// Hex digits of either case, exactly `length` of them, returned in lowercase; else nullopt.
+std::optional<std::string> lowercase_hex(std::string_view text, size_t length);
+
+// A non-empty run of decimal digits that fits; no sign, no blanks.
+std::optional<uint64_t> parse_decimal(std::string_view text);
+
+// dpkg's pkg_name_is_illegal and dpkg_arch_name_is_illegal: these names become file names
+// (/var/lib/dpkg/info/NAME:ARCH.md5sums), so anything else is refused.
+bool is_package_name(std::string_view name);
+bool is_architecture_name(std::string_view name);
+
+// A path component that is exactly "..".
+bool has_dot_dot(std::string_view path);
+
+// The Source field of Packages and status: "NAME" or "NAME (VERSION)" with a valid name; the
+// version is not parsed here. nullopt when the text has neither form.
+struct SourceField {
+    std::string name, version;  // version "" for the plain form
+};
+std::optional<SourceField> split_source(std::string_view value);
+
+// Multi-Arch takes one of "no", "same", "foreign", "allowed" (dpkg refuses anything else).
+bool is_multi_arch(std::string_view value);
+
+}  // namespace rootlock::debian

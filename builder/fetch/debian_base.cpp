@@ -1,0 +1,436 @@
+// Resolving and assembling a Debian base per package. apt decides what a variant resolves to
+// (mmdebstrap --simulate), the signed indexes say what each chosen package is, and the build
+// installs exactly those files with mmdebstrap from a local repository.
+#include "fetch/debian_base.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "debian/apt_simulation.hpp"
+#include "debian/dpkg_status.hpp"
+#include "debian/release.hpp"
+#include "debian/signature.hpp"
+#include "fetch/debian_archive.hpp"
+#include "fs/tar_tree.hpp"
+#include "util/atomic_file.hpp"
+#include "util/sha256.hpp"
+#include "util/subprocess.hpp"
+
+namespace rootlock::fetch {
+
+namespace {
+
+constexpr const char* k_default_mirror = "http://deb.debian.org/debian";
+
+bool file_exists(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0;
+}
+
+std::string host_keyring(const std::string& keyring, const std::string& recipe_dir) {
+    if (keyring.empty())
+        return debian::k_debian_archive_keyring;
+    if (keyring.front() == '/' || recipe_dir.empty())
+        return keyring;
+    return recipe_dir + "/" + keyring;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+    std::string out;
+    for (const auto& item : items)
+        out += (out.empty() ? "" : separator) + item;
+    return out;
+}
+
+// A shell word, for the command a user is told to rerun.
+std::string shell_quoted(const std::string& word) {
+    if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                                                "WXYZ0123456789-_=+,./:") == std::string::npos)
+        return word;
+    std::string out = "'";
+    for (char c : word)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+    std::vector<std::string> words;
+    for (const auto& word : argv)
+        words.push_back(shell_quoted(word));
+    return joined(words, " ");
+}
+
+util::Error process_failure(const std::string& what, const std::vector<std::string>& argv,
+                            const util::ProcessResult& result) {
+    std::string hint = ::geteuid() == 0 ? ""
+                                        : " (making a Debian base needs root, or unprivileged "
+                                          "user namespaces for mmdebstrap's unshare mode)";
+    return util::make_network_error(
+        what, "failed with exit code " + std::to_string(result.exit_code) + hint + ":\n" +
+                  apt_complaints(result.output) + "\nrerun: " + command_line(argv));
+}
+
+// "deb [signed-by=K] URL SUITE COMPONENTS" for mmdebstrap's mirror arguments.
+std::string deb_line(const std::string& url, const std::string& suite,
+                     const std::vector<std::string>& components, const std::string& keyring) {
+    return "deb [signed-by=" + keyring + "] " + url + " " + suite + " " + joined(components, " ");
+}
+
+struct Located {
+    size_t archive = 0;
+    const ComponentIndex* component = nullptr;
+    const debian::BinaryPackage* package = nullptr;
+};
+
+}  // namespace
+
+std::string apt_complaints(const std::string& output) {
+    std::vector<std::string> errors, warnings;
+    size_t start = 0;
+    while (start < output.size()) {
+        size_t end = output.find('\n', start);
+        if (end == std::string::npos)
+            end = output.size();
+        std::string line = output.substr(start, end - start);
+        if (line.rfind("E: ", 0) == 0 && errors.size() < 8)
+            errors.push_back(line);
+        else if (line.rfind("W: ", 0) == 0 && warnings.size() < 8)
+            warnings.push_back(line);
+        start = end + 1;
+    }
+    if (!errors.empty()) {
+        // apt's own E: lines come before mmdebstrap's closing "E: ... failed"; show them all.
+        for (const auto& warning : warnings) {
+            if (warning.find("Failed to fetch") != std::string::npos ||
+                warning.find("Temporary failure") != std::string::npos)
+                errors.insert(errors.begin(), warning);
+        }
+        return "  " + joined(errors, "\n  ");
+    }
+    if (!warnings.empty())
+        return "  " + joined(warnings, "\n  ");
+    return "  " + util::last_line(output);
+}
+
+util::Result<std::vector<pylock::LockDebArchive>> debian_archives(const recipe::DebianBase& debian,
+                                                                  const DebianOptions& options) {
+    std::vector<pylock::LockDebArchive> out;
+    auto add = [&](const std::string& name, const std::string& url, const std::string& suite,
+                   const std::vector<std::string>& components, const std::string& keyring,
+                   const std::string& snapshot) -> util::Status {
+        pylock::LockDebArchive archive;
+        archive.name = name;
+        archive.url = url;
+        archive.suite = suite;
+        archive.components = components;
+        archive.snapshot = snapshot;
+        archive.keyring = keyring;
+        if (!keyring.empty()) {
+            const std::string path = host_keyring(keyring, options.recipe_dir);
+            auto bytes = util::read_host_file(path);
+            if (!bytes.ok())
+                return util::make_error("base.debian.keyring", bytes.error().text());
+            archive.keyring_sha256 = util::sha256_hex(*bytes);
+        }
+        out.push_back(std::move(archive));
+        return util::ok_status();
+    };
+    std::string mirror = debian.mirror.empty() ? k_default_mirror : debian.mirror;
+    while (!mirror.empty() && mirror.back() == '/')
+        mirror.pop_back();
+    if (auto s =
+            add("debian", mirror, debian.suite, debian.components, debian.keyring, debian.snapshot);
+        !s.ok())
+        return s.error();
+    for (const auto& archive : debian.archives) {
+        if (auto s = add(archive.name, archive.url, archive.suite, archive.components,
+                         archive.keyring, archive.snapshot);
+            !s.ok())
+            return s.error();
+    }
+    return out;
+}
+
+util::Result<pylock::LockBase> resolve_debian_base(const recipe::DebianBase& debian,
+                                                   const DebianOptions& options,
+                                                   index::HttpClient& http,
+                                                   index::ContentStore& store) {
+    if (options.offline)
+        return util::make_network_error(
+            "base.debian",
+            "resolving the Debian base needs its archives; --offline forbids "
+            "the network (relock without --upgrade to keep the locked packages)");
+    ROOTLOCK_TRY(archives, debian_archives(debian, options));
+    std::vector<LoadedArchive> loaded;
+    for (auto& archive : archives) {
+        ArchiveSpec spec{
+            archive.name, archive.url, archive.suite, archive.components,
+            archive.keyring.empty() ? "" : host_keyring(archive.keyring, options.recipe_dir)};
+        ROOTLOCK_TRY(index, load_archive(spec, options.architecture, http, store));
+        archive.date = std::to_string(index.date);
+        loaded.push_back(std::move(index));
+    }
+
+    // apt's answer for the variant and includes, over exactly these archives.
+    std::vector<std::string> argv{"mmdebstrap", "--simulate", "--verbose",
+                                  "--variant=" + debian.variant,
+                                  "--architectures=" + options.architecture};
+    if (!debian.include.empty())
+        argv.push_back("--include=" + joined(debian.include, ","));
+    argv.push_back(debian.suite);
+    argv.push_back("/dev/null");
+    for (const auto& archive : loaded)
+        argv.push_back(deb_line(archive.spec.url, archive.spec.suite, archive.spec.components,
+                                archive.spec.keyring.empty() ? debian::k_debian_archive_keyring
+                                                             : archive.spec.keyring));
+    ROOTLOCK_TRY(ran, util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.epoch}}));
+    if (ran.exit_code != 0)
+        return process_failure("mmdebstrap", argv, ran);
+    ROOTLOCK_TRY(installs, debian::parse_apt_simulation(ran.output));
+    if (installs.empty())
+        return util::make_error("mmdebstrap", "apt would install nothing:\n" +
+                                                  apt_complaints(ran.output) +
+                                                  "\nrerun: " + command_line(argv));
+
+    // Each chosen package as the first archive (in the recipe's order) lists it.
+    std::map<std::tuple<std::string, std::string, std::string>, Located> offered;
+    for (size_t a = 0; a < loaded.size(); ++a) {
+        for (const auto& component : loaded[a].components) {
+            for (const auto& package : component.packages)
+                offered.emplace(
+                    std::make_tuple(package.name, package.version, package.architecture),
+                    Located{a, &component, &package});
+        }
+    }
+    pylock::LockBase base;
+    base.kind = "debian";
+    base.suite = debian.suite;
+    base.mirror = debian.mirror;
+    base.variant = debian.variant;
+    base.include = debian.include;
+    std::sort(base.include.begin(), base.include.end());
+    base.archives = archives;
+    std::vector<std::string> unlisted;
+    for (const auto& install : installs) {
+        auto found = offered.find({install.name, install.version, install.architecture});
+        if (found == offered.end())
+            found = offered.find({install.name, install.version, "all"});
+        if (found == offered.end()) {
+            unlisted.push_back(install.name + " " + install.version + " (" + install.architecture +
+                               ")");
+            continue;
+        }
+        const auto& package = *found->second.package;
+        pylock::LockDeb deb;
+        deb.name = package.name;
+        deb.version = package.version;
+        deb.architecture = package.architecture;
+        deb.archive = archives[found->second.archive].name;
+        deb.component = found->second.component->component;
+        deb.filename = package.filename;
+        deb.size = package.size;
+        deb.sha256 = package.sha256;
+        if (package.source != package.name)
+            deb.source = package.source;
+        if (package.source_version != package.version)
+            deb.source_version = package.source_version;
+        base.debs.push_back(std::move(deb));
+    }
+    if (!unlisted.empty())
+        return util::make_error("mmdebstrap",
+                                "apt chose packages that no archive of the recipe "
+                                "lists: " +
+                                    joined(unlisted, ", "));
+    std::sort(base.debs.begin(), base.debs.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.name, a.architecture) < std::tie(b.name, b.architecture);
+    });
+    return base;
+}
+
+util::Status fetch_debs(const pylock::LockBase& base, index::HttpClient& http,
+                        index::ContentStore& store, bool offline) {
+    std::map<std::string, const pylock::LockDebArchive*> archives;
+    for (const auto& archive : base.archives)
+        archives[archive.name] = &archive;
+    std::vector<const pylock::LockDeb*> wanted;
+    for (const auto& deb : base.debs) {
+        ROOTLOCK_TRY(found, store.find(deb.sha256));
+        if (!found.has_value())
+            wanted.push_back(&deb);
+    }
+    std::map<const pylock::LockDeb*, std::vector<std::string>> tried;
+    for (int round = 0; round < 2 && !wanted.empty() && !offline; ++round) {
+        std::vector<index::DownloadRequest> requests;
+        std::vector<const pylock::LockDeb*> asked;
+        for (const auto* deb : wanted) {
+            auto archive = archives.find(deb->archive);
+            if (archive == archives.end())
+                return util::make_error(deb->name, "names archive \"" + deb->archive +
+                                                       "\", which the lock does not list");
+            std::string url;
+            if (round == 0) {
+                url = archive->second->url + "/" + deb->filename;
+            } else {
+                if (archive->second->snapshot.empty())
+                    continue;
+                char* end = nullptr;
+                const long long date = std::strtoll(archive->second->date.c_str(), &end, 10);
+                url = archive->second->snapshot + "/" + debian::snapshot_timestamp(date) + "/" +
+                      deb->filename;
+            }
+            tried[deb].push_back(url);
+            requests.push_back({url, deb->sha256, deb->size});
+            asked.push_back(deb);
+        }
+        auto results = http.download(requests, store);
+        std::vector<const pylock::LockDeb*> still;
+        for (size_t i = 0; i < results.size(); ++i) {
+            if (results[i].ok())
+                continue;
+            const util::Error& error = results[i].error();
+            if (error.kind == util::ErrorKind::input) {
+                util::Error refused = error;  // the bytes arrived and are not the locked ones
+                refused.kind = util::ErrorKind::network;
+                refused.message = asked[i]->name + " " + asked[i]->version + ": " + error.message;
+                return refused;
+            }
+            tried[asked[i]].back() += " (" + error.message + ")";
+            still.push_back(asked[i]);
+        }
+        // Those never asked in this round (no snapshot) stay missing too.
+        for (const auto* deb : wanted) {
+            if (std::find(asked.begin(), asked.end(), deb) == asked.end())
+                still.push_back(deb);
+        }
+        wanted = std::move(still);
+    }
+    if (wanted.empty())
+        return util::ok_status();
+    std::string message = std::to_string(wanted.size()) + " of the lock's .debs cannot be had:";
+    for (const auto* deb : wanted) {
+        message += "\n  " + deb->name + " " + deb->version + " (" + deb->architecture + "): ";
+        if (offline)
+            message += "not in the cache, and --offline forbids the network";
+        else
+            message += "tried " + joined(tried[deb], ", ");
+    }
+    return util::make_network_error("base.debian", message);
+}
+
+std::string apt_sources(const pylock::LockBase& base) {
+    std::string out = "# Written by rootlock from the lock's archives.\n";
+    for (const auto& archive : base.archives) {
+        out += "deb ";
+        if (!archive.keyring.empty())
+            out += "[signed-by=/etc/apt/keyrings/rootlock-" + archive.name + ".gpg] ";
+        out += archive.url + " " + archive.suite + " " + joined(archive.components, " ") + "\n";
+    }
+    return out;
+}
+
+util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
+                                               const DebianOptions& options,
+                                               index::HttpClient& http,
+                                               index::ContentStore& store) {
+    // The key is what goes in; the same .debs give the same base on every machine.
+    std::string key_text = "variant=" + base.variant + "\nepoch=" + options.epoch +
+                           "\narch=" + options.architecture + "\nsuite=" + base.suite + "\n";
+    for (const auto& deb : base.debs)
+        key_text += deb.sha256 + " " + deb.name + "\n";
+    const std::string key = util::sha256_hex(key_text).substr(0, 32);
+    const std::string tarball = store.root() + "/bases/debian-" + key + ".tar";
+    if (file_exists(tarball))
+        return tarball;
+
+    if (auto fetched = fetch_debs(base, http, store, options.offline); !fetched.ok())
+        return fetched.error();
+
+    // A local repository of exactly the locked .debs, hard links into the content store.
+    const std::string repo = store.root() + "/debian-repos/" + key;
+    if (auto s = util::make_directories(repo + "/pool"); !s.ok())
+        return s.error();
+    std::vector<std::string> names;
+    for (const auto& deb : base.debs) {
+        std::string version = deb.version;
+        std::replace(version.begin(), version.end(), ':', '%');
+        const std::string link =
+            repo + "/pool/" + deb.name + "_" + version + "_" + deb.architecture + ".deb";
+        const std::string blob = store.blob_path(deb.sha256);
+        if (!file_exists(link) && ::link(blob.c_str(), link.c_str()) != 0 &&
+            ::symlink(blob.c_str(), link.c_str()) != 0)
+            return util::make_error(link, "cannot link the .deb into the local repository");
+        names.push_back(deb.name);
+    }
+    const std::vector<std::string> index_argv{
+        "sh",
+        "-c",
+        "cd \"$1\" && apt-ftparchive packages pool > Packages && apt-ftparchive "
+        "-o APT::FTPArchive::Release::Suite=\"$2\" -o APT::FTPArchive::Release::Codename=\"$2\" "
+        "release . > Release",
+        "sh",
+        repo,
+        base.suite};
+    ROOTLOCK_TRY(indexed, util::run_process(index_argv, {}));
+    if (indexed.exit_code != 0)
+        return util::make_error("apt-ftparchive", "failed: " + util::last_line(indexed.output) +
+                                                      " (it comes with apt-utils)");
+
+    const std::string temp = tarball + ".tmp";
+    ::unlink(temp.c_str());
+    if (auto s = util::make_directories(store.root() + "/bases"); !s.ok())
+        return s.error();
+    // Every locked package by name: the repository offers one version of each, so apt's choice
+    // is the lock's, and a package the variant would not pick by priority is installed too.
+    std::vector<std::string> argv{
+        "mmdebstrap", "--quiet", "--variant=" + base.variant,
+        "--architectures=" + options.architecture, "--format=tar",
+        "--include=" + joined(names, ","),
+        // Nothing of the build machine: mmdebstrap copies these from the host.
+        "--customize-hook=rm -f \"$1/etc/hostname\" \"$1/etc/resolv.conf\"; "
+        "printf '%s' \"$ROOTLOCK_APT_SOURCES\" > \"$1/etc/apt/sources.list\"",
+        base.suite, temp, "deb [trusted=yes] copy://" + repo + " ./"};
+    ROOTLOCK_TRY(ran, util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.epoch},
+                                               {"ROOTLOCK_APT_SOURCES", apt_sources(base)}}));
+    if (ran.exit_code != 0) {
+        ::unlink(temp.c_str());
+        return process_failure("mmdebstrap", argv, ran);
+    }
+
+    // The root must hold exactly the lock's packages.
+    fs::TarOptions tar_options;
+    tar_options.retained_patterns.push_back("/var/lib/dpkg/status");
+    ROOTLOCK_TRY(tree, fs::TarTree::open(temp, tar_options));
+    ROOTLOCK_TRY(status_text, tree->read_file("/var/lib/dpkg/status"));
+    ROOTLOCK_TRY(installed, debian::parse_dpkg_status(status_text, "/var/lib/dpkg/status"));
+    std::set<std::string> want, have;
+    for (const auto& deb : base.debs)
+        want.insert(deb.name + " " + deb.version);
+    for (const auto& package : installed) {
+        if (package.installed())
+            have.insert(package.name + " " + package.version);
+    }
+    if (want != have) {
+        std::vector<std::string> extra, missing;
+        std::set_difference(have.begin(), have.end(), want.begin(), want.end(),
+                            std::back_inserter(extra));
+        std::set_difference(want.begin(), want.end(), have.begin(), have.end(),
+                            std::back_inserter(missing));
+        ::unlink(temp.c_str());
+        return util::make_error("mmdebstrap",
+                                "the assembled base is not the locked package set: installed "
+                                "but not locked: " +
+                                    (extra.empty() ? "none" : joined(extra, ", ")) +
+                                    "; locked but not installed: " +
+                                    (missing.empty() ? "none" : joined(missing, ", ")));
+    }
+    if (::rename(temp.c_str(), tarball.c_str()) != 0)
+        return util::make_error(tarball, "cannot move the new Debian base into the cache");
+    return tarball;
+}
+
+}  // namespace rootlock::fetch
