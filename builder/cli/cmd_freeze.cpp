@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "freeze/dpkg_freeze.hpp"
 #include "freeze/freeze.hpp"
 #include "freeze/freeze_match.hpp"
 #include "pylock/pylock.hpp"
@@ -25,6 +26,7 @@ struct FreezeCliOptions {
     bool offline = false;
     std::string base_from;  // a lock whose base (and CUDA target) the frozen lock takes
     bool allow_damaged = false;
+    bool without_os = false;  // --no-debian: the venv only, even on a root with dpkg
     bool json = false;
     int jobs = 2;
 };
@@ -92,6 +94,33 @@ int run_freeze_command(const FreezeCliOptions& options) {
         data.source_date_epoch = from.source_date_epoch;
         data.image_name = from.image_name;
     }
+    if (options.base_from.empty() && !options.without_os &&
+        (*tree)->lstat("/var/lib/dpkg/status").has_value()) {
+        // The root's own OS layer: its dpkg database, verified as debsums does, and pinned
+        // against the archives its apt sources name, so the frozen lock rebuilds the base.
+        auto dpkg = freeze::freeze_dpkg(**tree, options.jobs);
+        if (!dpkg.ok())
+            return fail_usage(dpkg.error().text());
+        for (const auto& problem : dpkg->problems)
+            result->problems.push_back(problem);
+        freeze::DebMatchOptions match;
+        match.cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+        match.offline = options.offline;
+        match.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
+        auto base = freeze::match_debs(**tree, *dpkg, match);
+        if (base.ok()) {
+            result->lock.rootlock->base = std::move(*base);
+            result->notes.push_back(fmt::format(
+                "{} Debian packages ({} files verified against their .md5sums) pinned from {}",
+                dpkg->installed.size(), dpkg->files_checked,
+                result->lock.rootlock->base.archives.front().url));
+        } else {
+            // The venv still freezes; the lock says plainly that it cannot rebuild the base.
+            result->notes.push_back(
+                fmt::format("the Debian base is not pinned ({} packages, {} files verified): {}",
+                            dpkg->installed.size(), dpkg->files_checked, base.error().text()));
+        }
+    }
     const bool damaged = !result->problems.empty();
     if (damaged) {
         // Recorded in the lock when it is written anyway, so nobody mistakes it for known-good.
@@ -126,8 +155,8 @@ int run_freeze_command(const FreezeCliOptions& options) {
     if (damaged && !options.allow_damaged) {
         if (!options.json)
             fmt::print(stderr,
-                       "{} files differ from their RECORD: no lock written (--allow-damaged writes "
-                       "one that records them)\n",
+                       "{} files differ from their RECORD or .md5sums: no lock written "
+                       "(--allow-damaged writes one that records them)\n",
                        result->problems.size());
         return k_exit_problems;
     }
@@ -163,6 +192,8 @@ void register_freeze(CLI::App& app, std::function<int()>& run) {
     command->add_flag("--offline", options->offline, "Use the cache only; no network request");
     command->add_option("--base-from", options->base_from,
                         "Take the base (and CUDA target) from this lock, so the frozen one builds");
+    command->add_flag("--no-debian", options->without_os,
+                      "Freeze the environment only, not the root's Debian packages");
     command->add_flag("--allow-damaged", options->allow_damaged,
                       "Write the lock even when files differ from their RECORD (recorded in it)");
     command->add_flag("--json", options->json, "Print the outcome as JSON (needs -o)");

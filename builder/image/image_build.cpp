@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "assemble/final_check.hpp"
+#include "assemble/machine_hygiene.hpp"
 #include "assemble/recipe_extras.hpp"
 #include "fetch/base_source.hpp"
 #include "fetch/wheel_fetcher.hpp"
@@ -265,6 +266,9 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     ROOTLOCK_TRY(profile,
                  overlay->add_file("/etc/profile.d/rootlock-venv.sh", profile_script(data)));
     (void)profile;
+    // Before the recipe's [files], which may set any of them on purpose.
+    if (auto fixed = assemble::add_fixed_machine_files(*overlay); !fixed.ok())
+        return fixed.error();
     if (auto extras = assemble::add_recipe_extras(*overlay, data.library_paths, data.files);
         !extras.ok())
         return extras.error();

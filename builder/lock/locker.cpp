@@ -9,6 +9,7 @@
 
 #include "assemble/cached_builds.hpp"
 #include "assemble/final_check.hpp"
+#include "assemble/machine_hygiene.hpp"
 #include "assemble/recipe_extras.hpp"
 #include "check/cuda_family.hpp"
 #include "fetch/base_facts.hpp"
@@ -305,6 +306,9 @@ util::Result<check::CheckReport> check_final_root(LockRun& run) {
         (void)added;
         names.push_back(package.name);
     }
+    // Before the recipe's [files], which may set any of them on purpose.
+    if (auto fixed = assemble::add_fixed_machine_files(*overlay); !fixed.ok())
+        return fixed.error();
     if (auto extras =
             assemble::add_recipe_extras(*overlay, run.recipe.library_paths, run.recipe.files);
         !extras.ok())

@@ -317,7 +317,7 @@ def freeze_checks(fail, rootlock, rootfs, lock, work):
     """(n) freeze of the image's venv gives the lock's packages, versions and soname tables; a
     deleted and a modified file are both reported and no lock is written."""
     frozen = os.path.join(work, "frozen.toml")  # a lock by content, not by name
-    proc = run([rootlock, "freeze", "--root", rootfs, VENV, "-o", frozen])
+    proc = run([rootlock, "freeze", "--root", rootfs, VENV, "--no-debian", "-o", frozen])
     print(f"(n) {proc.stderr.strip().splitlines()[-2] if proc.stderr else ''}")
     if not fail.expect(proc.returncode == 0 and os.path.isfile(frozen),
                        f"(n) freeze: exit {proc.returncode}: {proc.stderr}"):
@@ -349,7 +349,8 @@ def freeze_checks(fail, rootlock, rootfs, lock, work):
         f.write("# changed\n")
     os.remove(os.path.join(site, "app_cli/__init__.py"))
     damaged = os.path.join(work, "pylock.damaged.toml")
-    proc = frozen_damaged = run([rootlock, "freeze", "--root", rootfs, VENV, "-o", damaged])
+    proc = frozen_damaged = run([rootlock, "freeze", "--root", rootfs, VENV, "--no-debian", "-o",
+                                 damaged])
     fail.expect(proc.returncode == 1 and not os.path.exists(damaged) and
                 f"app-cli: {VENV}/lib/python3.11/site-packages/app_cli/__init__.py: missing"
                 in proc.stderr and

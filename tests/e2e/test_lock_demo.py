@@ -5,11 +5,10 @@ Usage: test_lock_demo.py ROOTLOCK
 The demo recipe names a Debian bookworm base made with mmdebstrap (from the Debian archive, the
 only network the demo uses) and the fixture index on 127.0.0.1:8765. The base is cached under
 the test cache, so only the first run makes it. Checks: the lock is written with the torch
-2.8.0+cu128 stack and numpy<2.3, its base is the cached Debian tarball by sha256, its target is
+2.8.0+cu128 stack and numpy<2.3, its base is pinned per .deb (name, version, sha256, pool file), its target is
 read from that base, a relock --offline gives the same bytes without a request, and --check
 passes.
 """
-import hashlib
 import os
 import shutil
 import subprocess
@@ -58,14 +57,18 @@ def main(argv):
                    f"pins: torch {pins.get('torch')}, numpy {pins.get('numpy')}")
             tool = lock["tool"]["rootlock"]
             base = tool["base"]
-            bases = os.path.join(cache, "bases")
-            tarballs = [os.path.join(bases, n) for n in os.listdir(bases) if n.endswith(".tar")]
-            digests = set()
-            for path in tarballs:
-                with open(path, "rb") as f:
-                    digests.add(hashlib.file_digest(f, "sha256").hexdigest())
+            # The base is pinned per package: every .deb as the archive's signed index lists
+            # it, and the cached base was assembled from exactly those (its dpkg database).
+            debs = base.get("debs", [])
             expect(base["kind"] == "debian" and base["suite"] == "bookworm" and
-                   base["sha256"] in digests, f"base: {base}, cached {digests}")
+                   "sha256" not in base and len(debs) > 100 and
+                   all(len(d["sha256"]) == 64 and d["filename"].startswith("pool/main/")
+                       for d in debs) and
+                   [a["name"] for a in base["archives"]] == ["debian"],
+                   f"base: {len(debs)} debs, archives {base.get('archives')}")
+            names = {d["name"] for d in debs}
+            expect({"libc6", "python3.11", "ca-certificates", "dpkg"} <= names,
+                   f"base packages: {sorted(names)[:10]}...")
             expect(tool["target"]["glibc"] == "2.36" and tool["target"]["python"] == "3.11" and
                    tool["target"]["python-full"].startswith("3.11."),
                    f"target read from the base: {tool['target']}")
