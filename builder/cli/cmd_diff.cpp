@@ -1,4 +1,4 @@
-// `rootlock diff A B`: two PEP 751 locks compared by meaning (lock/lock_diff.hpp), printed for a
+// `rootlock diff A B`: two PEP 751 locks compared by meaning (diff/lock_diff.hpp), printed for a
 // terminal, as JSON or as Markdown; exit 0 when they mean the same, 1 when they differ, 2 when
 // either cannot be read, as diff(1) does.
 #include <fmt/format.h>

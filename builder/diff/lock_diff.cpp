@@ -1,5 +1,5 @@
 // diff_locks: two locks compared by meaning, see lock_diff.hpp. The renderers live in
-// lock_diff_render.cpp; this file only decides what differs.
+// lock_diff_render.cpp and a Debian base's archives and .debs in deb_diff.cpp.
 #include "diff/lock_diff.hpp"
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "check/cuda_family.hpp"
+#include "diff/deb_diff.hpp"
 #include "python/pep440.hpp"
 #include "python/wheel_filename.hpp"
 
@@ -61,6 +62,7 @@ std::vector<FieldChange> diff_base(const pylock::LockBase& b, const pylock::Lock
     add_field(out, "variant", b.variant, a.variant);
     add_field(out, "include", fmt::format("{}", fmt::join(b.include, " ")),
               fmt::format("{}", fmt::join(a.include, " ")));
+    diff_archives(b, a, out);
     return out;
 }
 
@@ -475,6 +477,7 @@ LockDiff diff_locks(const pylock::Lock& before, const pylock::Lock& after) {
     LockDiff diff;
     diff.target = diff_target(b.target, a.target);
     diff.base = diff_base(b.base, a.base);
+    diff.debian = diff_debs(b.base, a.base);
     diff_packages(before, after, diff);
     diff.sonames = diff_sonames(before, after);
     diff.recipe = diff_recipe(b, a);

@@ -1,5 +1,5 @@
-// Two locks compared by meaning (issue 5, `rootlock diff A B`): target, base, torch, the nvidia-*
-// set, other packages, sonames and the recipe, each already sorted; and its three renderings.
+// Two locks compared by meaning (issue 5, `rootlock diff A B`): target, base, the base's .debs,
+// torch, the nvidia-* set, other packages, sonames and the recipe, each sorted; three renderings.
 #pragma once
 
 #include <optional>
@@ -13,7 +13,8 @@ namespace rootlock::diff {
 // One changed scalar of [tool.rootlock]: a target or base field. "" stands for absent.
 struct FieldChange {
     std::string field;  // target: python, glibc, arch, cuda-major, driver, torch (the build);
-                        // base: kind, url, path, sha256, suite, mirror, variant, include
+                        // base: kind, url, path, sha256, suite, mirror, variant, include, then
+                        // "archive NAME" (added or removed) and "archive NAME url" and the like
     std::string before;
     std::string after;
 
@@ -109,9 +110,45 @@ struct RecipeChange {
     bool operator==(const RecipeChange&) const = default;
 };
 
+// In the order a .deb's kinds are listed in docs/diff.md; each change has exactly one.
+enum class DebChangeKind {
+    added,
+    removed,
+    upgraded,    // by dpkg's version order
+    downgraded,  // by dpkg's version order
+    rebuilt,     // same name, architecture and version, another sha256: the loud one
+    moved,       // same version and sha256, another archive or pool file name: minor
+};
+
+// "added", "removed", "upgraded", "downgraded", "rebuilt", "moved".
+std::string to_string(DebChangeKind kind);
+
+// One .deb of a Debian base that differs. Fields of a side the .deb is absent from are "" (the
+// version nullopt).
+struct DebChange {
+    std::string name;
+    std::string architecture;
+    DebChangeKind kind = DebChangeKind::added;
+    std::optional<std::string> before;          // version; nullopt when added
+    std::optional<std::string> after;           // version; nullopt when removed
+    std::string archive_before, archive_after;  // the .deb's archive name
+    // That archive's suite, as the same lock's [tool.rootlock.base] archives list it; "" when the
+    // lock does not list the archive.
+    std::string suite_before, suite_after;
+    std::string filename_before, filename_after;  // pool paths
+    std::string sha256_before, sha256_after;
+    // The after side comes from an archive whose suite ends in "-security": a security update is
+    // known by the suite it came from, not by its version text.
+    bool security = false;
+
+    bool operator==(const DebChange&) const = default;
+};
+
 struct LockDiff {
     std::vector<FieldChange> target;    // python, glibc, arch, cuda-major, driver, torch
-    std::vector<FieldChange> base;      // kind, url, path, sha256, suite, mirror, variant, include
+    std::vector<FieldChange> base;      // kind, url, path, sha256, suite, mirror, variant, include,
+                                        // then the archives by name
+    std::vector<DebChange> debian;      // the base's .debs; by (name, architecture)
     std::vector<PackageChange> torch;   // torch, torchvision, torchaudio, triton; by name
     std::vector<PackageChange> nvidia;  // names starting with "nvidia-"; by name
     std::vector<PackageChange> packages;  // every other package; by name
@@ -119,28 +156,29 @@ struct LockDiff {
     std::vector<RecipeChange> recipe;  // requirements, environment, library-paths, files
 
     bool same() const {
-        return target.empty() && base.empty() && torch.empty() && nvidia.empty() &&
-               packages.empty() && sonames.empty() && recipe.empty();
+        return target.empty() && base.empty() && debian.empty() && torch.empty() &&
+               nvidia.empty() && packages.empty() && sonames.empty() && recipe.empty();
     }
     bool operator==(const LockDiff&) const = default;
 };
 
 // Never fails: a part missing from a lock (foreign locks have no [tool.rootlock]) reads as empty.
 // Package order, dependency order, formatting and wheel URLs (when the name and digest agree)
-// make no difference.
+// make no difference; neither do an archive's Release date (it changes with every relock) nor the
+// order of .debs.
 LockDiff diff_locks(const pylock::Lock& before, const pylock::Lock& after);
 
-// For a terminal: a header per non-empty group (target, base, torch, nvidia, packages, sonames,
-// recipe; the torch build is shown under torch), one line per change, "+" added, "-" removed,
-// "~" changed, "!" rebuilt. ANSI colours only when `colour`. Equal locks give the single line
-// "no difference in meaning".
+// For a terminal: a header per non-empty group (target, base, debian, torch, nvidia, packages,
+// sonames, recipe; the torch build is shown under torch), one line per change, "+" added, "-"
+// removed, "~" changed, "!" rebuilt. ANSI colours only when `colour`. Equal locks give the single
+// line "no difference in meaning".
 std::string render_diff_text(const LockDiff& diff, bool colour);
 
 // The stable JSON shape documented in docs/diff.md, 2-space indent, ending in "\n".
 std::string render_diff_json(const LockDiff& diff);
 
-// For a pull request: "### Lock changes" and a table per non-empty group, rebuilt artifacts in
-// bold under a warning line.
+// For a pull request: "### Lock changes" and a table per non-empty group, rebuilt artifacts (wheels
+// and .debs) in bold under a warning line.
 std::string render_diff_markdown(const LockDiff& diff);
 
 }  // namespace rootlock::diff

@@ -1,9 +1,8 @@
-// The three renderings of a LockDiff: text for a terminal, JSON with the shape docs/diff.md
-// promises, and Markdown for a pull request. Nothing here decides what differs.
+// Two renderings of a LockDiff: text for a terminal and Markdown for a pull request (JSON is in
+// lock_diff_json.cpp). Nothing here decides what differs.
 #include <string_view>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "diff/lock_diff.hpp"
 
@@ -11,12 +10,11 @@ namespace rootlock::diff {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 constexpr std::string_view k_green = "32";
 constexpr std::string_view k_red = "31";
 constexpr std::string_view k_yellow = "33";
 constexpr std::string_view k_red_bold = "1;31";
+constexpr std::string_view k_yellow_bold = "1;33";
 
 // A 64-character hex digest is cut to 8 characters in text and Markdown; JSON keeps it whole.
 std::string shown(const std::string& value) {
@@ -56,6 +54,60 @@ std::string rebuilt_text(const PackageChange& change, const RebuiltWheel& wheel)
     const std::string which = change.rebuilt.size() > 1 ? " " + wheel.wheel : "";
     return fmt::format("rebuilt{}: {} {} -> {}", which, wheel.algorithm, shown(wheel.before),
                        shown(wheel.after));
+}
+
+// Where one side of a .deb came from: its archive's suite, else the archive's name.
+std::string deb_place(const std::string& suite, const std::string& archive) {
+    return shown(suite.empty() ? archive : suite);
+}
+
+bool deb_suite_changed(const DebChange& change) {
+    return change.before && change.after &&
+           deb_place(change.suite_before, change.archive_before) !=
+               deb_place(change.suite_after, change.archive_after);
+}
+
+// "bookworm", or "bookworm -> bookworm-security" when a kept .deb comes from elsewhere now.
+std::string deb_suites(const DebChange& change) {
+    const std::string b = deb_place(change.suite_before, change.archive_before);
+    const std::string a = deb_place(change.suite_after, change.archive_after);
+    if (deb_suite_changed(change))
+        return b + " -> " + a;
+    return change.after ? a : b;
+}
+
+// The same for a sentence: "from bookworm", or "bookworm -> bookworm-security".
+std::string deb_origin(const DebChange& change) {
+    return deb_suite_changed(change) ? deb_suites(change) : "from " + deb_suites(change);
+}
+
+// "libc6 2.36-9+deb12u10 (amd64)", or "libc6 2.36-9+deb12u10 -> 2.36-9+deb12u13 (amd64)".
+std::string deb_versions(const DebChange& change) {
+    const bool both = change.before && change.after && *change.before != *change.after;
+    const std::string version = both ? *change.before + " -> " + *change.after
+                                     : change.after.value_or(change.before.value_or(""));
+    return fmt::format("{} {} ({})", change.name, version, change.architecture);
+}
+
+// A moved .deb: what moved, "archive debian -> local, file pool/a.deb -> pool/b.deb".
+std::string deb_moves(const DebChange& change) {
+    std::vector<std::string> parts;
+    if (change.archive_before != change.archive_after)
+        parts.push_back(fmt::format("archive {} -> {}", shown(change.archive_before),
+                                    shown(change.archive_after)));
+    if (change.filename_before != change.filename_after)
+        parts.push_back(fmt::format("file {} -> {}", shown(change.filename_before),
+                                    shown(change.filename_after)));
+    return joined(parts, ", ");
+}
+
+std::string deb_rebuilt_text(const DebChange& change) {
+    return fmt::format("rebuilt: sha256 {} -> {}", shown(change.sha256_before),
+                       shown(change.sha256_after));
+}
+
+std::string security_flag(const DebChange& change) {
+    return change.security ? " [security]" : "";
 }
 
 // ---- text ----
@@ -169,6 +221,42 @@ void text_sonames(TextOut& out, const SonameDiff& sonames) {
         out.line('-', k_red, fmt::format("CUDA {} in the closure", major));
 }
 
+// One line per .deb: a point release changes a hundred at once, so each stays on one line with
+// the suite it came from, and the flags ([downgraded], [security]) at its end.
+void text_debian(TextOut& out, const std::vector<DebChange>& list) {
+    if (list.empty())
+        return;
+    out.header("debian");
+    for (const auto& change : list) {
+        const std::string what = deb_versions(change);
+        const std::string flag = security_flag(change);
+        switch (change.kind) {
+            case DebChangeKind::added:
+                out.line('+', k_green, fmt::format("{} {}{}", what, deb_origin(change), flag));
+                break;
+            case DebChangeKind::removed:
+                out.line('-', k_red, fmt::format("{} {}", what, deb_origin(change)));
+                break;
+            case DebChangeKind::upgraded:
+                out.line('~', k_yellow, fmt::format("{} {}{}", what, deb_origin(change), flag));
+                break;
+            case DebChangeKind::downgraded:
+                out.line('~', k_yellow_bold,
+                         fmt::format("{} {} [downgraded]{}", what, deb_origin(change), flag));
+                break;
+            case DebChangeKind::rebuilt:
+                out.line('!', k_red_bold,
+                         fmt::format("{} {}: {} (same version, different artifact){}", what,
+                                     deb_origin(change), deb_rebuilt_text(change), flag));
+                break;
+            case DebChangeKind::moved:
+                out.line('~', k_yellow,
+                         fmt::format("{}: {} (moved){}", what, deb_moves(change), flag));
+                break;
+        }
+    }
+}
+
 std::string recipe_items(const RecipeChange& change) {
     std::vector<std::string> items;
     for (const auto& item : change.added)
@@ -185,7 +273,8 @@ std::string recipe_items(const RecipeChange& change) {
 std::string cell(const std::string& text) {
     std::string out;
     for (char c : text) {
-        if (c == '|' || c == '\\')
+        // '~' too: GitHub strikes through text between two tildes ("1.0~rc1 ~ 1.0~rc2").
+        if (c == '|' || c == '\\' || c == '~')
             out += '\\';
         out += c == '\n' ? ' ' : c;
     }
@@ -265,6 +354,40 @@ void md_packages(std::string& out, std::string_view title, const std::vector<Pac
     }
 }
 
+std::string md_deb_change(const DebChange& change) {
+    std::string text;
+    switch (change.kind) {
+        case DebChangeKind::rebuilt:
+            text = deb_rebuilt_text(change);
+            break;
+        case DebChangeKind::moved:
+            text = fmt::format("moved ({})", deb_moves(change));
+            break;
+        default:
+            text = to_string(change.kind);
+    }
+    return text + security_flag(change);
+}
+
+void md_debian(std::string& out, const std::vector<DebChange>& list) {
+    if (list.empty())
+        return;
+    md_table_head(out, "debian", "package | architecture | before | after | suite | change");
+    for (const auto& change : list) {
+        std::vector<std::string> row{cell(change.name),
+                                     cell(change.architecture),
+                                     cell(change.before.value_or("")),
+                                     cell(change.after.value_or("")),
+                                     cell(deb_suites(change)),
+                                     cell(md_deb_change(change))};
+        if (change.kind == DebChangeKind::rebuilt) {
+            for (auto& c : row)
+                c = bold(c);
+        }
+        md_row(out, row);
+    }
+}
+
 void md_sonames(std::string& out, const SonameDiff& sonames) {
     if (sonames.empty())
         return;
@@ -281,74 +404,6 @@ void md_sonames(std::string& out, const SonameDiff& sonames) {
         md_row(out, {fmt::format("CUDA {} in the closure", major), "no", "yes", "added"});
     for (int major : sonames.cuda_majors_removed)
         md_row(out, {fmt::format("CUDA {} in the closure", major), "yes", "no", "removed"});
-}
-
-// ---- JSON ----
-
-Json json_fields(const std::vector<FieldChange>& list) {
-    Json out = Json::array();
-    for (const auto& change : list)
-        out.push_back(
-            Json{{"field", change.field}, {"before", change.before}, {"after", change.after}});
-    return out;
-}
-
-Json optional_text(const std::optional<std::string>& text) {
-    return text ? Json(*text) : Json(nullptr);
-}
-
-Json json_packages(const std::vector<PackageChange>& list) {
-    Json out = Json::array();
-    for (const auto& change : list) {
-        Json entry;
-        entry["name"] = change.name;
-        entry["before"] = optional_text(change.before);
-        entry["after"] = optional_text(change.after);
-        entry["changes"] = Json::array();
-        for (auto kind : change.kinds)
-            entry["changes"].push_back(to_string(kind));
-        entry["index"] = Json{{"before", change.before_index}, {"after", change.after_index}};
-        entry["wheels"] = Json{{"removed", change.wheels_removed}, {"added", change.wheels_added}};
-        entry["rebuilt"] = Json::array();
-        for (const auto& wheel : change.rebuilt)
-            entry["rebuilt"].push_back(Json{{"wheel", wheel.wheel},
-                                            {"algorithm", wheel.algorithm},
-                                            {"before", wheel.before},
-                                            {"after", wheel.after}});
-        out.push_back(std::move(entry));
-    }
-    return out;
-}
-
-Json json_maximum(const std::optional<FieldChange>& change) {
-    if (!change)
-        return nullptr;
-    return Json{{"before", change->before}, {"after", change->after}};
-}
-
-Json json_sonames(const SonameDiff& sonames) {
-    Json out;
-    out["changes"] = Json::array();
-    for (const auto& change : sonames.changes)
-        out["changes"].push_back(Json{{"soname", change.soname},
-                                      {"change", to_string(change.kind)},
-                                      {"before", change.before},
-                                      {"after", change.after}});
-    out["glibc"] = json_maximum(sonames.glibc);
-    out["glibcxx"] = json_maximum(sonames.glibcxx);
-    out["cuda_majors_added"] = sonames.cuda_majors_added;
-    out["cuda_majors_removed"] = sonames.cuda_majors_removed;
-    return out;
-}
-
-Json json_recipe(const std::vector<RecipeChange>& list) {
-    Json out = Json::array();
-    for (const auto& change : list)
-        out.push_back(Json{{"field", change.field},
-                           {"added", change.added},
-                           {"removed", change.removed},
-                           {"changed", change.changed}});
-    return out;
 }
 
 // The target without the torch build, and the torch build alone: the issue groups the build
@@ -377,6 +432,7 @@ std::string render_diff_text(const LockDiff& diff, bool colour) {
         for (const auto& change : diff.base)
             text_field(out, change.field, change);
     }
+    text_debian(out, diff.debian);
     text_packages(out, "torch", diff.torch, torch_build);
     text_packages(out, "nvidia", diff.nvidia, {});
     text_packages(out, "packages", diff.packages, {});
@@ -389,24 +445,20 @@ std::string render_diff_text(const LockDiff& diff, bool colour) {
     return out.take();
 }
 
-std::string render_diff_json(const LockDiff& diff) {
-    Json out;
-    out["same"] = diff.same();
-    out["target"] = json_fields(diff.target);
-    out["base"] = json_fields(diff.base);
-    out["torch"] = json_packages(diff.torch);
-    out["nvidia"] = json_packages(diff.nvidia);
-    out["packages"] = json_packages(diff.packages);
-    out["sonames"] = json_sonames(diff.sonames);
-    out["recipe"] = json_recipe(diff.recipe);
-    return out.dump(2) + "\n";
-}
-
 std::string render_diff_markdown(const LockDiff& diff) {
     std::string out = "### Lock changes\n";
     if (diff.same())
         return out + "\nThe two locks do not differ in meaning.\n";
     bool warned = false;
+    for (const auto& change : diff.debian) {
+        if (change.kind != DebChangeKind::rebuilt)
+            continue;
+        out +=
+            fmt::format("{}> **Warning:** {} was rebuilt under the same version: sha256 {} -> {}\n",
+                        warned ? ">\n" : "\n", cell(deb_versions(change)),
+                        shown(change.sha256_before), shown(change.sha256_after));
+        warned = true;
+    }
     for (const auto* group : {&diff.torch, &diff.nvidia, &diff.packages}) {
         for (const auto& change : *group) {
             for (const auto& wheel : change.rebuilt) {
@@ -421,6 +473,7 @@ std::string render_diff_markdown(const LockDiff& diff) {
     const auto [target, torch_build] = split_target(diff);
     md_fields(out, "target", target);
     md_fields(out, "base", diff.base);
+    md_debian(out, diff.debian);
     md_packages(out, "torch", diff.torch, torch_build);
     md_packages(out, "nvidia", diff.nvidia, {});
     md_packages(out, "packages", diff.packages, {});

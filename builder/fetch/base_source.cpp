@@ -117,6 +117,7 @@ bool same_debian_request(const pylock::LockBase& previous, const recipe::DebianB
 fetch::DebianOptions debian_options(const BaseOptions& options) {
     fetch::DebianOptions out;
     out.recipe_dir = options.recipe_dir;
+    out.cache_dir = options.cache_dir;
     out.offline = options.offline;
     out.epoch = options.debian_epoch;
     return out;

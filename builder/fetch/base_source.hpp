@@ -18,6 +18,7 @@ namespace rootlock::fetch {
 
 struct BaseOptions {
     std::string recipe_dir;  // relative tarball paths are taken from here
+    std::string cache_dir;   // the content store's root
     bool offline = false;
     // SOURCE_DATE_EPOCH handed to mmdebstrap, so a rebuilt Debian base keeps its timestamps.
     std::string debian_epoch = "1700000000";

@@ -27,6 +27,11 @@ namespace {
 
 constexpr const char* k_default_mirror = "http://deb.debian.org/debian";
 
+// apt fetches and verifies as _apt, which cannot read a keyring or a cache under a private home
+// (~/.cache is in /root, mode 0700); as root it can. mmdebstrap writes the option into the
+// root's apt.conf.d/99mmdebstrap, which the customize hook removes again.
+constexpr const char* k_apt_as_root = "--aptopt=APT::Sandbox::User \"root\"";
+
 bool file_exists(const std::string& path) {
     struct stat info {};
     return ::stat(path.c_str(), &info) == 0;
@@ -136,6 +141,10 @@ util::Result<std::vector<pylock::LockDebArchive>> debian_archives(const recipe::
             if (!bytes.ok())
                 return util::make_error("base.debian.keyring", bytes.error().text());
             archive.keyring_sha256 = util::sha256_hex(*bytes);
+            // Kept by hash too, so a build here finds it even when the recipe's folder moves.
+            index::ContentStore store(options.cache_dir);
+            if (!options.cache_dir.empty())
+                (void)store.put_bytes(*bytes);
         }
         out.push_back(std::move(archive));
         return util::ok_status();
@@ -177,7 +186,10 @@ util::Result<pylock::LockBase> resolve_debian_base(const recipe::DebianBase& deb
     }
 
     // apt's answer for the variant and includes, over exactly these archives.
-    std::vector<std::string> argv{"mmdebstrap", "--simulate", "--verbose",
+    std::vector<std::string> argv{"mmdebstrap",
+                                  "--simulate",
+                                  "--verbose",
+                                  k_apt_as_root,
                                   "--variant=" + debian.variant,
                                   "--architectures=" + options.architecture};
     if (!debian.include.empty())
@@ -338,10 +350,13 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
                                                index::HttpClient& http,
                                                index::ContentStore& store) {
     // The key is what goes in; the same .debs give the same base on every machine.
-    std::string key_text = "variant=" + base.variant + "\nepoch=" + options.epoch +
+    // "assembly" names how the base is made here; it changes whenever the hooks do.
+    std::string key_text = "assembly=2\nvariant=" + base.variant + "\nepoch=" + options.epoch +
                            "\narch=" + options.architecture + "\nsuite=" + base.suite + "\n";
     for (const auto& deb : base.debs)
         key_text += deb.sha256 + " " + deb.name + "\n";
+    for (const auto& archive : base.archives)
+        key_text += "keyring " + archive.name + " " + archive.keyring_sha256 + "\n";
     const std::string key = util::sha256_hex(key_text).substr(0, 32);
     const std::string tarball = store.root() + "/bases/debian-" + key + ".tar";
     if (file_exists(tarball))
@@ -387,13 +402,34 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
     // Every locked package by name: the repository offers one version of each, so apt's choice
     // is the lock's, and a package the variant would not pick by priority is installed too.
     std::vector<std::string> argv{
-        "mmdebstrap", "--quiet", "--variant=" + base.variant,
+        "mmdebstrap", "--quiet", k_apt_as_root, "--variant=" + base.variant,
         "--architectures=" + options.architecture, "--format=tar",
         "--include=" + joined(names, ","),
         // Nothing of the build machine: mmdebstrap copies these from the host.
-        "--customize-hook=rm -f \"$1/etc/hostname\" \"$1/etc/resolv.conf\"; "
+        "--customize-hook=rm -f \"$1/etc/hostname\" \"$1/etc/resolv.conf\" "
+        "\"$1/etc/apt/apt.conf.d/99mmdebstrap\"; "
         "printf '%s' \"$ROOTLOCK_APT_SOURCES\" > \"$1/etc/apt/sources.list\"",
         base.suite, temp, "deb [trusted=yes] copy://" + repo + " ./"};
+    // The archives' own keys, for the image's apt: from the store by hash, else the recipe's.
+    for (const auto& archive : base.archives) {
+        if (archive.keyring.empty())
+            continue;
+        std::string path = store.blob_path(archive.keyring_sha256);
+        if (!file_exists(path)) {
+            path = host_keyring(archive.keyring, options.recipe_dir);
+            auto bytes = util::read_host_file(path);
+            if (!bytes.ok() || util::sha256_hex(*bytes) != archive.keyring_sha256)
+                return util::make_error(archive.keyring,
+                                        "the keyring of archive " + archive.name + " (sha256 " +
+                                            archive.keyring_sha256 +
+                                            ") is not here: the image's apt sources need it");
+        }
+        const std::string named = repo + "/rootlock-" + archive.name + ".gpg";
+        ::unlink(named.c_str());
+        if (::link(path.c_str(), named.c_str()) != 0 && ::symlink(path.c_str(), named.c_str()) != 0)
+            return util::make_error(named, "cannot stage the archive's keyring");
+        argv.insert(argv.end() - 3, "--customize-hook=copy-in " + named + " /etc/apt/keyrings");
+    }
     ROOTLOCK_TRY(ran, util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.epoch},
                                                {"ROOTLOCK_APT_SOURCES", apt_sources(base)}}));
     if (ran.exit_code != 0) {

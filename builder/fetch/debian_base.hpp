@@ -19,6 +19,7 @@ namespace rootlock::fetch {
 
 struct DebianOptions {
     std::string recipe_dir;  // relative keyring paths are taken from here
+    std::string cache_dir;   // the content store, where the keyrings are kept by hash too
     std::string architecture = "amd64";
     bool offline = false;
     std::string epoch = "1700000000";  // SOURCE_DATE_EPOCH for mmdebstrap

@@ -156,6 +156,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     fetch::BaseOptions base_options;
     base_options.offline = options.offline;
     base_options.recipe_dir = directory_of(directory_of(options.lock_path) + "/" + data.recipe);
+    base_options.cache_dir = options.cache_dir;
     ROOTLOCK_TRY(base, fetch::acquire_locked_base(data.base, base_options, http, store, pages));
     std::string plain = base.host_path;
     if (!is_plain_tar(plain)) {

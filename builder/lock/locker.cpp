@@ -209,6 +209,7 @@ struct LockRun {
           fetcher(http, store, pages, options_in.offline, options_in.threads) {
         base_options.recipe_dir = directory_of(options.recipe_path);
         base_options.offline = options.offline;
+        base_options.cache_dir = options.cache_dir;
         if (options.previous.has_value() && options.previous->rootlock.has_value())
             base_options.previous = &options.previous->rootlock->base;
         base_options.upgrade = options.upgrade_all;

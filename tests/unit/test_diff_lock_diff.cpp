@@ -1,5 +1,6 @@
-// Unit tests for diff_locks: every package kind on its own, target and base fields, the soname
-// delta (providers, GLIBC maxima, CUDA majors), foreign locks, and what must not count.
+// Unit tests for diff_locks: every package kind on its own, target and base fields, the Debian
+// base's archives and .debs, the soname delta (providers, GLIBC maxima, CUDA majors), foreign
+// locks, and what must not count.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -77,6 +78,66 @@ std::vector<diff::PackageChangeKind> kinds_between(const std::string& before,
     CHECK(diff.packages[0].before == before);
     CHECK(diff.packages[0].after == after);
     return diff.packages[0].kinds;
+}
+
+pylock::LockDebArchive archive(const std::string& name, const std::string& url,
+                               const std::string& suite) {
+    pylock::LockDebArchive a;
+    a.name = name;
+    a.url = url;
+    a.suite = suite;
+    a.components = {"main"};
+    a.date = "1762077600";
+    return a;
+}
+
+pylock::LockDeb deb(const std::string& name, const std::string& version,
+                    const std::string& archive_name = "debian", const std::string& sha = k_sha_a,
+                    const std::string& architecture = "amd64") {
+    pylock::LockDeb d;
+    d.name = name;
+    d.version = version;
+    d.architecture = architecture;
+    d.archive = archive_name;
+    d.component = "main";
+    d.filename = "pool/main/" + name.substr(0, 1) + "/" + name + "/" + name + "_" + version + "_" +
+                 architecture + ".deb";
+    d.size = 1000;
+    d.sha256 = sha;
+    return d;
+}
+
+// One of ours on a Debian bookworm base with the security archive beside the mirror.
+pylock::Lock on_debian(std::vector<pylock::LockDeb> debs) {
+    pylock::Lock lock = ours();
+    pylock::LockBase& base = lock.rootlock->base;
+    base = pylock::LockBase{};
+    base.kind = "debian";
+    base.suite = "bookworm";
+    base.mirror = "http://deb.debian.org/debian";
+    base.variant = "minbase";
+    base.archives = {
+        archive("debian", "http://deb.debian.org/debian", "bookworm"),
+        archive("security", "http://deb.debian.org/debian-security", "bookworm-security")};
+    base.debs = std::move(debs);
+    return lock;
+}
+
+// The single .deb change of a diff whose only difference is in the debian group.
+diff::DebChange only_deb_change(const diff::LockDiff& diff) {
+    REQUIRE(diff.debian.size() == 1);
+    CHECK(diff.base.empty());
+    CHECK(diff.packages.empty());
+    CHECK_FALSE(diff.same());
+    return diff.debian.front();
+}
+
+diff::DebChangeKind deb_kind_between(const std::string& before, const std::string& after) {
+    const diff::DebChange change = only_deb_change(
+        diff::diff_locks(on_debian({deb("libc6", before)}), on_debian({deb("libc6", after)})));
+    CHECK(change.before == before);
+    CHECK(change.after == after);
+    return change.kind;
 }
 
 pylock::Lock read(const std::string& text) {
@@ -295,6 +356,212 @@ TEST_SUITE("rootlock::diff") {
             {"variant", "", "minbase"},
             {"include", "", "python3 libgomp1"}};
         CHECK(diff::diff_locks(before, after).base == expected);
+    }
+
+    TEST_CASE("a .deb only in one base is added or removed, with its archive and suite") {
+        const pylock::Lock one = on_debian({deb("libc6", "2.36-9+deb12u10")});
+        const pylock::Lock two =
+            on_debian({deb("libc6", "2.36-9+deb12u10"), deb("libfoo", "1.0-1")});
+        const diff::DebChange added = only_deb_change(diff::diff_locks(one, two));
+        diff::DebChange expected;
+        expected.name = "libfoo";
+        expected.architecture = "amd64";
+        expected.kind = diff::DebChangeKind::added;
+        expected.after = "1.0-1";
+        expected.archive_after = "debian";
+        expected.suite_after = "bookworm";
+        expected.filename_after = "pool/main/l/libfoo/libfoo_1.0-1_amd64.deb";
+        expected.sha256_after = k_sha_a;
+        CHECK(added == expected);
+
+        const diff::DebChange removed = only_deb_change(diff::diff_locks(two, one));
+        CHECK(removed.kind == diff::DebChangeKind::removed);
+        CHECK(removed.before == "1.0-1");
+        CHECK(removed.after == std::nullopt);
+        CHECK(removed.archive_before == "debian");
+        CHECK(removed.suite_before == "bookworm");
+        CHECK(removed.archive_after.empty());
+        CHECK_FALSE(removed.security);
+    }
+
+    TEST_CASE(".deb versions are ordered by dpkg, not as text") {
+        using K = diff::DebChangeKind;
+        // Text order gets each of these wrong: "1.0" < "1.0~rc1" and "...u10" < "...u9".
+        CHECK(std::string("1.0") < std::string("1.0~rc1"));
+        CHECK(std::string("2.36-9+deb12u10") < std::string("2.36-9+deb12u9"));
+        CHECK(deb_kind_between("1.0~rc1", "1.0") == K::upgraded);
+        CHECK(deb_kind_between("1.0", "1.0~rc1") == K::downgraded);
+        CHECK(deb_kind_between("2.36-9+deb12u9", "2.36-9+deb12u10") == K::upgraded);
+        CHECK(deb_kind_between("2.36-9+deb12u10", "2.36-9+deb12u9") == K::downgraded);
+        CHECK(deb_kind_between("3.0.17-1~deb12u2", "3.0.17-1") == K::upgraded);
+        CHECK(deb_kind_between("9.9-1", "1:0.1-1") == K::upgraded);  // the epoch wins
+    }
+
+    TEST_CASE("versions equal by dpkg are the same .deb version") {
+        // "0:1.0-1" is "1.0-1": with the same digest and pool file nothing differs.
+        pylock::LockDeb same = deb("libc6", "1.0-1");
+        same.version = "0:1.0-1";
+        CHECK(diff::diff_locks(on_debian({deb("libc6", "1.0-1")}), on_debian({same})).same());
+    }
+
+    TEST_CASE("a security update is marked by the suite of the archive it came from") {
+        const diff::DebChange security = only_deb_change(
+            diff::diff_locks(on_debian({deb("libc6", "2.36-9+deb12u10")}),
+                             on_debian({deb("libc6", "2.36-9+deb12u13", "security")})));
+        CHECK(security.kind == diff::DebChangeKind::upgraded);
+        CHECK(security.archive_before == "debian");
+        CHECK(security.suite_before == "bookworm");
+        CHECK(security.archive_after == "security");
+        CHECK(security.suite_after == "bookworm-security");
+        CHECK(security.security);
+
+        // A point release from the mirror is not a security update, whatever its version says.
+        const diff::DebChange point =
+            only_deb_change(diff::diff_locks(on_debian({deb("libc6", "2.36-9+deb12u10")}),
+                                             on_debian({deb("libc6", "2.36-9+deb12u13")})));
+        CHECK(point.kind == diff::DebChangeKind::upgraded);
+        CHECK(point.suite_after == "bookworm");
+        CHECK_FALSE(point.security);
+
+        // Only the after side counts: leaving the security archive is no security update.
+        const diff::DebChange back = only_deb_change(
+            diff::diff_locks(on_debian({deb("libc6", "2.36-9+deb12u10", "security")}),
+                             on_debian({deb("libc6", "2.36-9+deb12u13")})));
+        CHECK_FALSE(back.security);
+
+        // The suite is looked up in the lock's own archives; an unlisted archive has none.
+        pylock::Lock unlisted = on_debian({deb("libc6", "2.36-9+deb12u13", "elsewhere")});
+        const diff::DebChange unknown = only_deb_change(
+            diff::diff_locks(on_debian({deb("libc6", "2.36-9+deb12u10")}), unlisted));
+        CHECK(unknown.archive_after == "elsewhere");
+        CHECK(unknown.suite_after.empty());
+        CHECK_FALSE(unknown.security);
+    }
+
+    TEST_CASE("the same .deb version with another sha256 is rebuilt") {
+        const diff::DebChange change = only_deb_change(
+            diff::diff_locks(on_debian({deb("libssl3", "3.0.17-1~deb12u2", "security", k_sha_a)}),
+                             on_debian({deb("libssl3", "3.0.17-1~deb12u2", "security", k_sha_b)})));
+        CHECK(change.kind == diff::DebChangeKind::rebuilt);
+        CHECK(change.before == "3.0.17-1~deb12u2");
+        CHECK(change.after == "3.0.17-1~deb12u2");
+        CHECK(change.sha256_before == k_sha_a);
+        CHECK(change.sha256_after == k_sha_b);
+        CHECK(change.security);
+
+        // Rebuilt wins over moved: another digest is the loud news, wherever it comes from now.
+        const diff::DebChange both = only_deb_change(
+            diff::diff_locks(on_debian({deb("libssl3", "3.0.17-1~deb12u2", "debian", k_sha_a)}),
+                             on_debian({deb("libssl3", "3.0.17-1~deb12u2", "security", k_sha_b)})));
+        CHECK(both.kind == diff::DebChangeKind::rebuilt);
+        CHECK(both.archive_before == "debian");
+        CHECK(both.archive_after == "security");
+    }
+
+    TEST_CASE("the same .deb from another archive or pool file is moved") {
+        const diff::DebChange archive_moved = only_deb_change(
+            diff::diff_locks(on_debian({deb("tzdata", "2025b-0+deb12u1", "security")}),
+                             on_debian({deb("tzdata", "2025b-0+deb12u1", "debian")})));
+        CHECK(archive_moved.kind == diff::DebChangeKind::moved);
+        CHECK(archive_moved.suite_before == "bookworm-security");
+        CHECK(archive_moved.suite_after == "bookworm");
+
+        pylock::LockDeb refiled = deb("tzdata", "2025b-0+deb12u1");
+        refiled.filename = "pool/main/t/tzdata/tzdata_2025b-0+deb12u1_all.deb";
+        const diff::DebChange file_moved = only_deb_change(
+            diff::diff_locks(on_debian({deb("tzdata", "2025b-0+deb12u1")}), on_debian({refiled})));
+        CHECK(file_moved.kind == diff::DebChangeKind::moved);
+        CHECK(file_moved.filename_after == "pool/main/t/tzdata/tzdata_2025b-0+deb12u1_all.deb");
+
+        // Size, component and source fields alone follow the digest and are not compared.
+        pylock::LockDeb relabelled = deb("tzdata", "2025b-0+deb12u1");
+        relabelled.size = 7;
+        relabelled.source = "tzdata-src";
+        CHECK(
+            diff::diff_locks(on_debian({deb("tzdata", "2025b-0+deb12u1")}), on_debian({relabelled}))
+                .same());
+    }
+
+    TEST_CASE(".debs are keyed by name and architecture, and sorted that way") {
+        const pylock::Lock before =
+            on_debian({deb("zlib1g", "1:1.2.13.dfsg-1"), deb("libc6", "2.36-9+deb12u10")});
+        const pylock::Lock after =
+            on_debian({deb("libc6", "2.36-9+deb12u10", "debian", k_sha_a, "i386"),
+                       deb("zlib1g", "1:1.2.13.dfsg-1"), deb("libc6", "2.36-9+deb12u10"),
+                       deb("base-files", "12.4+deb12u12", "debian", k_sha_a, "all")});
+        const diff::LockDiff diff = diff::diff_locks(before, after);
+        REQUIRE(diff.debian.size() == 2);
+        CHECK(diff.debian[0].name == "base-files");
+        CHECK(diff.debian[1].name == "libc6");
+        CHECK(diff.debian[1].architecture == "i386");
+        CHECK(diff.debian[1].kind == diff::DebChangeKind::added);
+    }
+
+    TEST_CASE("only the archives' Release date changing is no difference") {
+        const pylock::Lock before = on_debian({deb("libc6", "2.36-9+deb12u10")});
+        pylock::Lock after = before;
+        after.rootlock->base.archives[0].date = "1765000000";
+        after.rootlock->base.archives[1].date = "1765000001";
+        const diff::LockDiff diff = diff::diff_locks(before, after);
+        CHECK(diff.same());
+        CHECK(diff == diff::LockDiff{});
+    }
+
+    TEST_CASE("archive changes go to the base group, one field each") {
+        const pylock::Lock before = on_debian({});
+        pylock::Lock after = before;
+        pylock::LockDebArchive& mirror = after.rootlock->base.archives[0];
+        mirror.url = "http://mirror.example/debian";
+        mirror.components = {"main", "contrib"};
+        mirror.snapshot = "https://snapshot.debian.org/archive/debian/20251102T100000Z";
+        mirror.keyring = "keys/debian.gpg";
+        mirror.keyring_sha256 = k_sha_b;
+        mirror.date = "1765000000";  // never shown
+        after.rootlock->base.archives.erase(after.rootlock->base.archives.begin() + 1);
+        after.rootlock->base.archives.push_back(
+            archive("updates", "http://deb.debian.org/debian", "bookworm-updates"));
+        const std::vector<diff::FieldChange> expected{
+            {"archive debian url", "http://deb.debian.org/debian", "http://mirror.example/debian"},
+            {"archive debian components", "main", "main contrib"},
+            {"archive debian snapshot", "",
+             "https://snapshot.debian.org/archive/debian/20251102T100000Z"},
+            {"archive debian keyring", "", "keys/debian.gpg"},
+            {"archive debian keyring-sha256", "", k_sha_b},
+            {"archive security", "http://deb.debian.org/debian-security bookworm-security main",
+             ""},
+            {"archive updates", "", "http://deb.debian.org/debian bookworm-updates main"}};
+        const diff::LockDiff diff = diff::diff_locks(before, after);
+        CHECK(diff.base == expected);
+        CHECK(diff.debian.empty());
+
+        after = before;
+        after.rootlock->base.archives[1].suite = "trixie-security";
+        CHECK(diff::diff_locks(before, after).base ==
+              std::vector<diff::FieldChange>{
+                  {"archive security suite", "bookworm-security", "trixie-security"}});
+    }
+
+    TEST_CASE("a point release of a hundred .debs is one change each") {
+        std::vector<pylock::LockDeb> before;
+        std::vector<pylock::LockDeb> after;
+        for (int i = 0; i < 400; ++i) {
+            const std::string name = "lib" + std::to_string(1000 + i);
+            before.push_back(deb(name, "1.0-1+deb12u9"));
+            // Every fourth moves up; one in twenty of those through the security archive.
+            after.push_back(i % 4 == 0
+                                ? deb(name, "1.0-1+deb12u10", i % 80 == 0 ? "security" : "debian")
+                                : deb(name, "1.0-1+deb12u9"));
+        }
+        const diff::LockDiff diff = diff::diff_locks(on_debian(before), on_debian(after));
+        REQUIRE(diff.debian.size() == 100);
+        size_t security = 0;
+        for (const auto& change : diff.debian) {
+            CHECK(change.kind == diff::DebChangeKind::upgraded);
+            security += change.security ? 1 : 0;
+        }
+        CHECK(security == 5);
+        CHECK(diff.debian.front().name == "lib1000");
+        CHECK(diff.debian.back().name == "lib1396");
     }
 
     TEST_CASE("a soname whose provider moved to another distribution is provider-moved") {

@@ -1,5 +1,6 @@
 // Golden outputs of the three lock diff renderings (text with and without colour, JSON, Markdown)
-// for a pair touching every group, a cu12 -> cu13 move with a rebuilt artifact, and an equal pair.
+// for a pair touching every group, a cu12 -> cu13 move with a rebuilt artifact, a Debian base's
+// point release with a security update and a rebuilt .deb, and an equal pair.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -86,6 +87,79 @@ diff::LockDiff changed_pair() {
     return diff::diff_locks(before, after);
 }
 
+pylock::LockDebArchive archive(const std::string& name, const std::string& url,
+                               const std::string& suite, const std::string& date) {
+    pylock::LockDebArchive a;
+    a.name = name;
+    a.url = url;
+    a.suite = suite;
+    a.components = {"main"};
+    a.date = date;
+    return a;
+}
+
+pylock::LockDeb deb(const std::string& name, const std::string& version,
+                    const std::string& architecture, const std::string& archive_name,
+                    const std::string& sha = k_sha_a) {
+    pylock::LockDeb d;
+    d.name = name;
+    d.version = version;
+    d.architecture = architecture;
+    d.archive = archive_name;
+    d.component = "main";
+    d.filename = "pool/main/" + name.substr(0, 1) + "/" + name + "/" + name + "_" + version + "_" +
+                 architecture + ".deb";
+    d.size = 1000;
+    d.sha256 = sha;
+    return d;
+}
+
+pylock::Lock on_debian(std::vector<pylock::LockDebArchive> archives,
+                       std::vector<pylock::LockDeb> debs) {
+    pylock::Lock lock = lock_with(
+        {}, pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "", "", ""}, "", {"numpy"});
+    pylock::LockBase& base = lock.rootlock->base;
+    base = pylock::LockBase{};
+    base.kind = "debian";
+    base.suite = "bookworm";
+    base.mirror = "http://deb.debian.org/debian";
+    base.variant = "minbase";
+    base.archives = std::move(archives);
+    base.debs = std::move(debs);
+    return lock;
+}
+
+// A relock a month later: a point release (base-files), a security update (libc6), a rebuilt
+// .deb in the security archive (libssl3), one folded back into the mirror (tzdata), a downgrade
+// (libgnutls30), one added and one removed; the Release dates changed too, and mean nothing.
+diff::LockDiff debian_pair() {
+    const std::string mirror = "http://deb.debian.org/debian";
+    const std::string security = "http://deb.debian.org/debian-security";
+    const pylock::Lock before =
+        on_debian({archive("debian", mirror, "bookworm", "1759000000"),
+                   archive("security", security, "bookworm-security", "1759000100")},
+                  {deb("base-files", "12.4+deb12u11", "amd64", "debian"),
+                   deb("libc6", "2.36-9+deb12u10", "amd64", "debian"),
+                   deb("libgnutls30", "3.7.9-2+deb12u5", "amd64", "security"),
+                   deb("libold", "0.9-3", "amd64", "debian"),
+                   deb("libssl3", "3.0.17-1~deb12u2", "amd64", "security", k_sha_a),
+                   deb("tzdata", "2025b-0+deb12u1", "all", "security"),
+                   deb("zlib1g", "1:1.2.13.dfsg-1", "amd64", "debian")});
+    pylock::LockDebArchive snapshotted = archive("debian", mirror, "bookworm", "1762077600");
+    snapshotted.snapshot = "https://snapshot.debian.org/archive/debian/20251102T100000Z";
+    const pylock::Lock after =
+        on_debian({snapshotted, archive("security", security, "bookworm-security", "1762077700"),
+                   archive("updates", mirror, "bookworm-updates", "1762077800")},
+                  {deb("base-files", "12.4+deb12u12", "amd64", "debian"),
+                   deb("libc6", "2.36-9+deb12u13", "amd64", "security"),
+                   deb("libfoo", "1.0-1", "amd64", "debian"),
+                   deb("libgnutls30", "3.7.9-2+deb12u4", "amd64", "debian"),
+                   deb("libssl3", "3.0.17-1~deb12u2", "amd64", "security", k_sha_b),
+                   deb("tzdata", "2025b-0+deb12u1", "all", "debian"),
+                   deb("zlib1g", "1:1.2.13.dfsg-1", "amd64", "debian")});
+    return diff::diff_locks(before, after);
+}
+
 diff::LockDiff equal_pair() {
     const pylock::Lock lock =
         lock_with({package("numpy", "2.2.6")},
@@ -128,6 +202,19 @@ sonames
   - CUDA 12 in the closure
 recipe
   ~ requirements: + torch==2.9.1; - torch==2.8.0
+)";
+
+const std::string k_debian_text = R"(base
+  ~ archive debian snapshot (none) -> https://snapshot.debian.org/archive/debian/20251102T100000Z
+  ~ archive updates (none) -> http://deb.debian.org/debian bookworm-updates main
+debian
+  ~ base-files 12.4+deb12u11 -> 12.4+deb12u12 (amd64) from bookworm
+  ~ libc6 2.36-9+deb12u10 -> 2.36-9+deb12u13 (amd64) bookworm -> bookworm-security [security]
+  + libfoo 1.0-1 (amd64) from bookworm
+  ~ libgnutls30 3.7.9-2+deb12u5 -> 3.7.9-2+deb12u4 (amd64) bookworm-security -> bookworm [downgraded]
+  - libold 0.9-3 (amd64) from bookworm
+  ! libssl3 3.0.17-1~deb12u2 (amd64) from bookworm-security: rebuilt: sha256 aaaa1111... -> bbbb2222... (same version, different artifact) [security]
+  ~ tzdata 2025b-0+deb12u1 (all): archive security -> debian (moved)
 )";
 
 }  // namespace
@@ -212,6 +299,7 @@ TEST_SUITE("rootlock::diff") {
       "after": "bbbb2222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
     }
   ],
+  "debian": [],
   "torch": [
     {
       "name": "torch",
@@ -580,6 +668,205 @@ TEST_SUITE("rootlock::diff") {
         CHECK(diff::render_diff_markdown(changed_pair()) == expected);
     }
 
+    TEST_CASE("the text rendering of a Debian base: one line per .deb, flags at the end") {
+        CHECK(diff::render_diff_text(debian_pair(), false) == k_debian_text);
+    }
+
+    TEST_CASE("the text rendering of a Debian base with colour: downgrades in bold") {
+        const std::string expected =
+            "base\n"
+            "  \x1b[33m~ archive debian snapshot (none) -> "
+            "https://snapshot.debian.org/archive/debian/20251102T100000Z\x1b[0m\n"
+            "  \x1b[33m~ archive updates (none) -> http://deb.debian.org/debian bookworm-updates "
+            "main\x1b[0m\n"
+            "debian\n"
+            "  \x1b[33m~ base-files 12.4+deb12u11 -> 12.4+deb12u12 (amd64) from bookworm\x1b[0m\n"
+            "  \x1b[33m~ libc6 2.36-9+deb12u10 -> 2.36-9+deb12u13 (amd64) bookworm -> "
+            "bookworm-security [security]\x1b[0m\n"
+            "  \x1b[32m+ libfoo 1.0-1 (amd64) from bookworm\x1b[0m\n"
+            "  \x1b[1;33m~ libgnutls30 3.7.9-2+deb12u5 -> 3.7.9-2+deb12u4 (amd64) "
+            "bookworm-security -> bookworm [downgraded]\x1b[0m\n"
+            "  \x1b[31m- libold 0.9-3 (amd64) from bookworm\x1b[0m\n"
+            "  \x1b[1;31m! libssl3 3.0.17-1~deb12u2 (amd64) from bookworm-security: rebuilt: "
+            "sha256 aaaa1111... -> bbbb2222... (same version, different artifact) "
+            "[security]\x1b[0m\n"
+            "  \x1b[33m~ tzdata 2025b-0+deb12u1 (all): archive security -> debian (moved)\x1b[0m\n";
+        CHECK(diff::render_diff_text(debian_pair(), true) == expected);
+    }
+
+    TEST_CASE("the JSON rendering of a Debian base: every .deb field on both sides") {
+        const std::string expected = R"({
+  "same": false,
+  "target": [],
+  "base": [
+    {
+      "field": "archive debian snapshot",
+      "before": "",
+      "after": "https://snapshot.debian.org/archive/debian/20251102T100000Z"
+    },
+    {
+      "field": "archive updates",
+      "before": "",
+      "after": "http://deb.debian.org/debian bookworm-updates main"
+    }
+  ],
+  "debian": [
+    {
+      "name": "base-files",
+      "architecture": "amd64",
+      "change": "upgraded",
+      "before": "12.4+deb12u11",
+      "after": "12.4+deb12u12",
+      "archive_before": "debian",
+      "archive_after": "debian",
+      "suite_before": "bookworm",
+      "suite_after": "bookworm",
+      "security": false,
+      "filename_before": "pool/main/b/base-files/base-files_12.4+deb12u11_amd64.deb",
+      "filename_after": "pool/main/b/base-files/base-files_12.4+deb12u12_amd64.deb",
+      "sha256_before": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "sha256_after": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    },
+    {
+      "name": "libc6",
+      "architecture": "amd64",
+      "change": "upgraded",
+      "before": "2.36-9+deb12u10",
+      "after": "2.36-9+deb12u13",
+      "archive_before": "debian",
+      "archive_after": "security",
+      "suite_before": "bookworm",
+      "suite_after": "bookworm-security",
+      "security": true,
+      "filename_before": "pool/main/l/libc6/libc6_2.36-9+deb12u10_amd64.deb",
+      "filename_after": "pool/main/l/libc6/libc6_2.36-9+deb12u13_amd64.deb",
+      "sha256_before": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "sha256_after": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    },
+    {
+      "name": "libfoo",
+      "architecture": "amd64",
+      "change": "added",
+      "before": null,
+      "after": "1.0-1",
+      "archive_before": "",
+      "archive_after": "debian",
+      "suite_before": "",
+      "suite_after": "bookworm",
+      "security": false,
+      "filename_before": "",
+      "filename_after": "pool/main/l/libfoo/libfoo_1.0-1_amd64.deb",
+      "sha256_before": "",
+      "sha256_after": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    },
+    {
+      "name": "libgnutls30",
+      "architecture": "amd64",
+      "change": "downgraded",
+      "before": "3.7.9-2+deb12u5",
+      "after": "3.7.9-2+deb12u4",
+      "archive_before": "security",
+      "archive_after": "debian",
+      "suite_before": "bookworm-security",
+      "suite_after": "bookworm",
+      "security": false,
+      "filename_before": "pool/main/l/libgnutls30/libgnutls30_3.7.9-2+deb12u5_amd64.deb",
+      "filename_after": "pool/main/l/libgnutls30/libgnutls30_3.7.9-2+deb12u4_amd64.deb",
+      "sha256_before": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "sha256_after": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    },
+    {
+      "name": "libold",
+      "architecture": "amd64",
+      "change": "removed",
+      "before": "0.9-3",
+      "after": null,
+      "archive_before": "debian",
+      "archive_after": "",
+      "suite_before": "bookworm",
+      "suite_after": "",
+      "security": false,
+      "filename_before": "pool/main/l/libold/libold_0.9-3_amd64.deb",
+      "filename_after": "",
+      "sha256_before": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "sha256_after": ""
+    },
+    {
+      "name": "libssl3",
+      "architecture": "amd64",
+      "change": "rebuilt",
+      "before": "3.0.17-1~deb12u2",
+      "after": "3.0.17-1~deb12u2",
+      "archive_before": "security",
+      "archive_after": "security",
+      "suite_before": "bookworm-security",
+      "suite_after": "bookworm-security",
+      "security": true,
+      "filename_before": "pool/main/l/libssl3/libssl3_3.0.17-1~deb12u2_amd64.deb",
+      "filename_after": "pool/main/l/libssl3/libssl3_3.0.17-1~deb12u2_amd64.deb",
+      "sha256_before": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "sha256_after": "bbbb2222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+    },
+    {
+      "name": "tzdata",
+      "architecture": "all",
+      "change": "moved",
+      "before": "2025b-0+deb12u1",
+      "after": "2025b-0+deb12u1",
+      "archive_before": "security",
+      "archive_after": "debian",
+      "suite_before": "bookworm-security",
+      "suite_after": "bookworm",
+      "security": false,
+      "filename_before": "pool/main/t/tzdata/tzdata_2025b-0+deb12u1_all.deb",
+      "filename_after": "pool/main/t/tzdata/tzdata_2025b-0+deb12u1_all.deb",
+      "sha256_before": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "sha256_after": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    }
+  ],
+  "torch": [],
+  "nvidia": [],
+  "packages": [],
+  "sonames": {
+    "changes": [],
+    "glibc": null,
+    "glibcxx": null,
+    "cuda_majors_added": [],
+    "cuda_majors_removed": []
+  },
+  "recipe": []
+}
+)";
+        CHECK(diff::render_diff_json(debian_pair()) == expected);
+    }
+
+    TEST_CASE("the Markdown rendering of a Debian base: a table, the rebuilt .deb warned of") {
+        const std::string expected = R"(### Lock changes
+
+> **Warning:** libssl3 3.0.17-1\~deb12u2 (amd64) was rebuilt under the same version: sha256 aaaa1111... -> bbbb2222...
+
+#### base
+
+| field | before | after |
+|---|---|---|
+| archive debian snapshot | (none) | https://snapshot.debian.org/archive/debian/20251102T100000Z |
+| archive updates | (none) | http://deb.debian.org/debian bookworm-updates main |
+
+#### debian
+
+| package | architecture | before | after | suite | change |
+|---|---|---|---|---|---|
+| base-files | amd64 | 12.4+deb12u11 | 12.4+deb12u12 | bookworm | upgraded |
+| libc6 | amd64 | 2.36-9+deb12u10 | 2.36-9+deb12u13 | bookworm -> bookworm-security | upgraded [security] |
+| libfoo | amd64 |  | 1.0-1 | bookworm | added |
+| libgnutls30 | amd64 | 3.7.9-2+deb12u5 | 3.7.9-2+deb12u4 | bookworm-security -> bookworm | downgraded |
+| libold | amd64 | 0.9-3 |  | bookworm | removed |
+| **libssl3** | **amd64** | **3.0.17-1\~deb12u2** | **3.0.17-1\~deb12u2** | **bookworm-security** | **rebuilt: sha256 aaaa1111... -> bbbb2222... [security]** |
+| tzdata | all | 2025b-0+deb12u1 | 2025b-0+deb12u1 | bookworm-security -> bookworm | moved (archive security -> debian) |
+)";
+        CHECK(diff::render_diff_markdown(debian_pair()) == expected);
+    }
+
     TEST_CASE("an equal pair renders as one line, one sentence and an empty JSON shape") {
         const diff::LockDiff diff = equal_pair();
         REQUIRE(diff.same());
@@ -591,6 +878,7 @@ TEST_SUITE("rootlock::diff") {
   "same": true,
   "target": [],
   "base": [],
+  "debian": [],
   "torch": [],
   "nvidia": [],
   "packages": [],
