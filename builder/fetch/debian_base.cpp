@@ -351,7 +351,7 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
                                                index::ContentStore& store) {
     // The key is what goes in; the same .debs give the same base on every machine.
     // "assembly" names how the base is made here; it changes whenever the hooks do.
-    std::string key_text = "assembly=2\nvariant=" + base.variant + "\nepoch=" + options.epoch +
+    std::string key_text = "assembly=3\nvariant=" + base.variant + "\nepoch=" + options.epoch +
                            "\narch=" + options.architecture + "\nsuite=" + base.suite + "\n";
     for (const auto& deb : base.debs)
         key_text += deb.sha256 + " " + deb.name + "\n";
@@ -428,7 +428,10 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
         ::unlink(named.c_str());
         if (::link(path.c_str(), named.c_str()) != 0 && ::symlink(path.c_str(), named.c_str()) != 0)
             return util::make_error(named, "cannot stage the archive's keyring");
-        argv.insert(argv.end() - 3, "--customize-hook=copy-in " + named + " /etc/apt/keyrings");
+        // bookworm's apt does not ship /etc/apt/keyrings, so copy-in cannot be used.
+        argv.insert(argv.end() - 3, "--customize-hook=install -m 0644 -D '" + named +
+                                        "' \"$1/etc/apt/keyrings/rootlock-" + archive.name +
+                                        ".gpg\"");
     }
     ROOTLOCK_TRY(ran, util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.epoch},
                                                {"ROOTLOCK_APT_SOURCES", apt_sources(base)}}));

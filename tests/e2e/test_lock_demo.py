@@ -9,12 +9,14 @@ the test cache, so only the first run makes it. Checks: the lock is written with
 read from that base, a relock --offline gives the same bytes without a request, and --check
 passes.
 """
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import tomllib
+import urllib.parse
 
 from fixtures import index_server, package_graph, pylock_check
 from fixtures.debian_root import CACHE_DIR
@@ -23,6 +25,70 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 RECIPE = os.path.join(REPO, "recipes", "demo.toml")
 DEMO_PORT = 8765
+
+
+def installed_packages(status_text):
+    """(name, version, architecture) of every installed package in a dpkg status file."""
+    out = set()
+    for paragraph in status_text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in paragraph.splitlines()
+                      if ": " in line and not line.startswith(" "))
+        if fields.get("Status", "").endswith(" installed"):
+            out.add((fields["Package"], fields["Version"], fields["Architecture"]))
+    return out
+
+
+def image_os_layer(rootlock, lock, cache, work, server, expect):
+    """The demo image's SBOM lists every package its dpkg database lists, with purls; freeze of
+    the unpacked image gives the lock's .debs; a build from the frozen lock has the same base."""
+    image = os.path.join(work, "demo.tar.zst")
+    proc = subprocess.run([rootlock, "build", lock, "-o", image, "--cache-dir", cache],
+                          capture_output=True, text=True, timeout=900)
+    if not expect(proc.returncode == 0, f"build of the demo lock: {proc.stderr[-2000:]}"):
+        return
+    status = subprocess.run(["tar", "--zstd", "-xOf", image, "./var/lib/dpkg/status"],
+                            capture_output=True, text=True).stdout
+    dpkg = installed_packages(status)
+    with open(image + ".cdx.json") as f:
+        sbom = json.load(f)
+    purls = {c["purl"] for c in sbom["components"] if c.get("purl", "").startswith("pkg:deb/")}
+    wanted = {f"pkg:deb/debian/{urllib.parse.quote(n, safe='.-_~')}@"
+              f"{urllib.parse.quote(v, safe='.-_~')}?arch={a}&distro=debian-12"
+              for n, v, a in dpkg}
+    expect(len(dpkg) > 100 and purls == wanted,
+           f"SBOM .debs vs dpkg: {len(purls)} vs {len(dpkg)}, "
+           f"differ {sorted(purls ^ wanted)[:4]}")
+    print(f"(sbom) {len(purls)} Debian packages with purls, as dpkg lists them")
+    rootfs = os.path.join(work, "rootfs")
+    os.makedirs(rootfs)
+    subprocess.run(["tar", "--zstd", "-xf", image, "-C", rootfs], check=True)
+    frozen = os.path.join(work, "pylock.frozen.toml")
+    proc = subprocess.run([rootlock, "freeze", "--root", rootfs, "/opt/venv", "--index",
+                           server.url + "/simple", "--cache-dir", cache, "-o", frozen],
+                          capture_output=True, text=True, timeout=600)
+    if not expect(proc.returncode == 0, f"freeze of the demo image: {proc.stderr[-2000:]}"):
+        return
+    with open(lock, "rb") as f:
+        locked = tomllib.load(f)["tool"]["rootlock"]["base"]["debs"]
+    with open(frozen, "rb") as f:
+        got = tomllib.load(f)["tool"]["rootlock"]["base"].get("debs", [])
+    expect(got == locked, f"frozen .debs differ from the lock's: {len(got)} vs {len(locked)}")
+    print(f"(freeze) {len(got)} .debs frozen from the image, as locked")
+    rebuilt = os.path.join(work, "frozen.tar.zst")
+    proc = subprocess.run([rootlock, "build", frozen, "-o", rebuilt, "--cache-dir", cache],
+                          capture_output=True, text=True, timeout=900)
+    if not expect(proc.returncode == 0, f"build of the frozen lock: {proc.stderr[-2000:]}"):
+        return
+    again = subprocess.run(["tar", "--zstd", "-xOf", rebuilt, "./var/lib/dpkg/status"],
+                           capture_output=True, text=True).stdout
+    # Names, not metadata: the frozen lock has its own SOURCE_DATE_EPOCH to clamp times to.
+    listing = [subprocess.run(["tar", "--zstd", "-tf", path], capture_output=True,
+                              text=True).stdout.splitlines() for path in (image, rebuilt)]
+    base_of = [sorted(line for line in lines if not line.startswith("./opt/venv"))
+               for lines in listing]
+    expect(again == status and base_of[0] == base_of[1],
+           f"the frozen lock's base differs: {len(set(base_of[0]) ^ set(base_of[1]))} members")
+    print(f"(freeze) rebuilt from the frozen lock: the same {len(base_of[0])} base members")
 
 
 def main(argv):
@@ -82,6 +148,7 @@ def main(argv):
             proc = subprocess.run([rootlock, "lock", RECIPE, "-o", out, "--check"],
                                   capture_output=True, text=True)
             expect(proc.returncode == 0, f"--check: {proc.returncode} {proc.stderr}")
+            image_os_layer(rootlock, out, cache, work, server, expect)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:
