@@ -244,6 +244,25 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
               "r.toml:4:22: base.debian.variant \"tiny\" is not an mmdebstrap variant (extract, "
               "custom, essential, apt, required, minbase, buildd, important, debootstrap, "
               "standard)"}},
+            {"debian archives, includes and keys that are not what they should be",
+             "[image]\nname = \"demo\"\n[base]\n[base.debian]\nsuite = \"bookworm\"\n"
+             "include = [\"python3=\", \"Bad\"]\ncomponents = []\nsnapshot = \"ftp://x\"\n"
+             "archives = [{ name = \"sec\", url = \"http://s\", suite = \"bookworm-security\" },"
+             " { name = \"sec\", url = \"ftp://s\", suite = \"x y\", colour = 1 }, 3]\n"
+             "[python]\nversion = \"3.11\"\n",
+             {"r.toml:4:1: base.debian.components is empty",
+              "r.toml:6:12: base.debian.include \"python3=\" is neither a Debian package name nor "
+              "NAME=VERSION",
+              "r.toml:6:24: base.debian.include \"Bad\" is neither a Debian package name nor "
+              "NAME=VERSION",
+              "r.toml:8:12: base.debian.snapshot \"ftp://x\" does not start with http://, "
+              "https:// or file://",
+              "r.toml:9:87: duplicate archive name \"sec\"",
+              "r.toml:9:100: base.debian.archives[1].url \"ftp://s\" does not start with http://, "
+              "https:// or file://",
+              "r.toml:9:119: base.debian.archives[1].suite \"x y\" is not a Debian suite name",
+              "r.toml:9:126: unknown key \"colour\" in base.debian.archives[1]",
+              "r.toml:9:140: base.debian.archives[2]: expected a table, found an integer"}},
             {"a debian base that is a string",
              "[image]\nname = \"demo\"\n[base]\ndebian = \"bookworm\"\n[python]\n"
              "version = \"3.11\"\n",
@@ -440,6 +459,34 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
             INFO(std::string(malformed.what));
             CHECK(joined(error_texts(malformed.text)) == joined(malformed.errors));
         }
+    }
+
+    TEST_CASE("a Debian base may pin versions, name its keyring, snapshot and more archives") {
+        const std::string text =
+            "[image]\nname = \"demo\"\n[base]\n[base.debian]\nsuite = \"bookworm\"\n"
+            "include = [\"python3.11=3.11.2-6+deb12u6\", \"ca-certificates\"]\n"
+            "keyring = \"keys/debian.gpg\"\nsnapshot = \"https://snapshot.debian.org/archive/"
+            "debian/\"\n"
+            "[[base.debian.archives]]\nname = \"security\"\n"
+            "url = \"http://security.debian.org/debian-security/\"\n"
+            "suite = \"bookworm-security\"\ncomponents = [\"main\", \"non-free-firmware\"]\n"
+            "[python]\nversion = \"3.11\"\n";
+        const auto parsed = parse_recipe(text, k_file);
+        if (!parsed.ok())
+            FAIL(parsed.error().text());
+        const auto& debian = *parsed.value().base.debian;
+        CHECK(debian.include ==
+              std::vector<std::string>{"python3.11=3.11.2-6+deb12u6", "ca-certificates"});
+        CHECK(debian.components == std::vector<std::string>{"main"});
+        CHECK(debian.keyring == "keys/debian.gpg");
+        CHECK(debian.snapshot == "https://snapshot.debian.org/archive/debian");
+        REQUIRE(debian.archives.size() == 1);
+        CHECK(debian.archives[0].name == "security");
+        CHECK(debian.archives[0].url == "http://security.debian.org/debian-security");
+        CHECK(debian.archives[0].suite == "bookworm-security");
+        CHECK(debian.archives[0].components ==
+              std::vector<std::string>{"main", "non-free-firmware"});
+        CHECK(debian.archives[0].keyring.empty());
     }
 
     TEST_CASE("a minimal recipe gets the documented defaults") {
