@@ -30,7 +30,9 @@ no Python package locks a base against it:
   g. --offline: the warm cache of (b) builds the same sha256; an empty cache exits 3 naming
      every missing .deb;
   h. relative paths: `lock recipe.toml` from the recipe's directory (keyring relative to the
-     recipe), and `build --cache-dir RELATIVE`, work as with absolute paths.
+     recipe), and `build --cache-dir RELATIVE`, work as with absolute paths;
+  i. apt inside the image (chroot): `apt-get update` against the lock's archive with the key the
+     image carries, and `apt-get download` of a package.
 
 The binary is copied into the scratch directory first, so that a rebuild of ROOTLOCK during the
 run cannot mix two binaries. mmdebstrap's chroot goes under $ROOTLOCK_TEST_TMPDIR or /dev/shm
@@ -685,6 +687,34 @@ def case_g(fail, c, digest_b):
     fail.expect(not c.srv.paths, f"(g2) --offline asked the server nothing: {c.srv.paths[:3]}")
 
 
+def case_i(fail, c):
+    """(i) apt inside the image works against the lock's archives: its sources.list and the
+    archive's key in /etc/apt/keyrings are enough for a real `apt-get update` and download."""
+    root = os.path.join(c.scratch, "rootfs-i")
+    os.makedirs(root)
+    subprocess.run(["tar", "--zstd", "-xf", c.image_b, "-C", root], check=True)
+    try:
+        # As a container has it: /dev from the host (apt-key writes to /dev/null), in a mount
+        # namespace of its own so nothing stays mounted.
+        def in_image(command):
+            return subprocess.run(["unshare", "--mount", "sh", "-c",
+                                   'mount --bind /dev "$1/dev" && chroot "$1" sh -c "$2"', "sh",
+                                   root, command], capture_output=True, text=True, timeout=120)
+
+        update = in_image("apt-get update")
+        fail.expect(update.returncode == 0 and "Err:" not in update.stdout,
+                    f"(i) apt-get update in the image: exit {update.returncode}:"
+                    f"{update.stdout[-600:]}{update.stderr[-600:]}")
+        download = in_image("cd /tmp && apt-get download media-types && ls /tmp")
+        fail.expect(download.returncode == 0 and "media-types_" in download.stdout,
+                    f"(i) apt-get download in the image: exit {download.returncode}:"
+                    f"{download.stdout[-400:]}{download.stderr[-400:]}")
+        print(f"(i) apt-get update and download inside the image: exit {update.returncode}, "
+              f"{download.returncode}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def case_h(fail, c, digest_b):
     # h1: the recipe by a relative path: the keyring is relative to the recipe's directory.
     # KNOWN BUG (reported): exit 3, mmdebstrap gets signed-by=keyring.gpg (not absolute) and apt
@@ -776,6 +806,7 @@ def main(argv):
                 if digest_b:
                     timed("(c)", case_c, fail, c, digest_b)
                     timed("(g)", case_g, fail, c, digest_b)
+                    timed("(i)", case_i, fail, c)
                 timed("(e)", case_e, fail, c)
                 c.up = timed("(d)", case_d, fail, c, digest_b or "")
                 if hasattr(c, "point"):
