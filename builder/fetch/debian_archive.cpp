@@ -101,4 +101,40 @@ util::Result<LoadedArchive> load_archive(const ArchiveSpec& spec, const std::str
     return out;
 }
 
+OfferedPackages::OfferedPackages(const std::vector<LoadedArchive>& archives) {
+    for (const auto& archive : archives) {
+        for (const auto& component : archive.components) {
+            for (const auto& package : component.packages)
+                m_offers.emplace(
+                    std::make_tuple(package.name, package.version, package.architecture),
+                    Offer{&archive, &component.component, &package});
+        }
+    }
+}
+
+std::optional<pylock::LockDeb> OfferedPackages::pin(const std::string& name,
+                                                    const std::string& version,
+                                                    const std::string& architecture) const {
+    auto found = m_offers.find({name, version, architecture});
+    if (found == m_offers.end())
+        found = m_offers.find({name, version, "all"});
+    if (found == m_offers.end())
+        return std::nullopt;
+    const debian::BinaryPackage& package = *found->second.package;
+    pylock::LockDeb deb;
+    deb.name = package.name;
+    deb.version = package.version;
+    deb.architecture = package.architecture;
+    deb.archive = found->second.archive->spec.name;
+    deb.component = *found->second.component;
+    deb.filename = package.filename;
+    deb.size = package.size;
+    deb.sha256 = package.sha256;
+    if (package.source != package.name)
+        deb.source = package.source;
+    if (package.source_version != package.version)
+        deb.source_version = package.source_version;
+    return deb;
+}
+
 }  // namespace rootlock::fetch

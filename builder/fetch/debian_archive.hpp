@@ -3,13 +3,17 @@
 // that a Packages file the signature does not cover is never read).
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "debian/packages_index.hpp"
 #include "debian/release.hpp"
 #include "index/content_store.hpp"
 #include "index/http_client.hpp"
+#include "pylock/pylock.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::fetch {
@@ -42,5 +46,25 @@ struct LoadedArchive {
 // Release lists X, the file has Y"); a Release or Packages that does not parse is an input error.
 util::Result<LoadedArchive> load_archive(const ArchiveSpec& spec, const std::string& architecture,
                                          index::HttpClient& http, index::ContentStore& store);
+
+// Every package some loaded archive offers, by (name, version, architecture); the first archive
+// in the given order that lists one wins, as apt's priority would have it.
+class OfferedPackages {
+  public:
+    explicit OfferedPackages(const std::vector<LoadedArchive>& archives);
+
+    // The entry as the lock pins it, `archive` named as the lock names it; an arch-all package
+    // answers for any architecture. nullopt when no archive lists that exact version.
+    std::optional<pylock::LockDeb> pin(const std::string& name, const std::string& version,
+                                       const std::string& architecture) const;
+
+  private:
+    struct Offer {
+        const LoadedArchive* archive;
+        const std::string* component;
+        const debian::BinaryPackage* package;
+    };
+    std::map<std::tuple<std::string, std::string, std::string>, Offer> m_offers;
+};
 
 }  // namespace rootlock::fetch

@@ -97,12 +97,6 @@ std::string deb_line(const std::string& url, const std::string& suite,
     return "deb [signed-by=" + keyring + "] " + url + " " + suite + " " + joined(components, " ");
 }
 
-struct Located {
-    size_t archive = 0;
-    const ComponentIndex* component = nullptr;
-    const debian::BinaryPackage* package = nullptr;
-};
-
 }  // namespace
 
 std::string apt_complaints(const std::string& output) {
@@ -221,15 +215,7 @@ util::Result<pylock::LockBase> resolve_debian_base(const recipe::DebianBase& deb
                                                   "\nrerun: " + command_line(argv));
 
     // Each chosen package as the first archive (in the recipe's order) lists it.
-    std::map<std::tuple<std::string, std::string, std::string>, Located> offered;
-    for (size_t a = 0; a < loaded.size(); ++a) {
-        for (const auto& component : loaded[a].components) {
-            for (const auto& package : component.packages)
-                offered.emplace(
-                    std::make_tuple(package.name, package.version, package.architecture),
-                    Located{a, &component, &package});
-        }
-    }
+    const OfferedPackages offered(loaded);
     pylock::LockBase base;
     base.kind = "debian";
     base.suite = debian.suite;
@@ -240,29 +226,13 @@ util::Result<pylock::LockBase> resolve_debian_base(const recipe::DebianBase& deb
     base.archives = archives;
     std::vector<std::string> unlisted;
     for (const auto& install : installs) {
-        auto found = offered.find({install.name, install.version, install.architecture});
-        if (found == offered.end())
-            found = offered.find({install.name, install.version, "all"});
-        if (found == offered.end()) {
+        auto deb = offered.pin(install.name, install.version, install.architecture);
+        if (!deb.has_value()) {
             unlisted.push_back(install.name + " " + install.version + " (" + install.architecture +
                                ")");
             continue;
         }
-        const auto& package = *found->second.package;
-        pylock::LockDeb deb;
-        deb.name = package.name;
-        deb.version = package.version;
-        deb.architecture = package.architecture;
-        deb.archive = archives[found->second.archive].name;
-        deb.component = found->second.component->component;
-        deb.filename = package.filename;
-        deb.size = package.size;
-        deb.sha256 = package.sha256;
-        if (package.source != package.name)
-            deb.source = package.source;
-        if (package.source_version != package.version)
-            deb.source_version = package.source_version;
-        base.debs.push_back(std::move(deb));
+        base.debs.push_back(std::move(*deb));
     }
     if (!unlisted.empty())
         return util::make_error("mmdebstrap",

@@ -194,42 +194,14 @@ util::Result<pylock::LockBase> match_debs(const fs::FileTree& tree, const DpkgFr
         base.archives.push_back(std::move(archive));
         loaded.push_back(std::move(index));
     }
-    std::map<std::tuple<std::string, std::string, std::string>,
-             std::pair<size_t, const debian::BinaryPackage*>>
-        offered;
-    std::map<const debian::BinaryPackage*, std::string> component_of;
-    for (size_t a = 0; a < loaded.size(); ++a) {
-        for (const auto& component : loaded[a].components) {
-            for (const auto& package : component.packages) {
-                offered.emplace(
-                    std::make_tuple(package.name, package.version, package.architecture),
-                    std::make_pair(a, &package));
-                component_of[&package] = component.component;
-            }
-        }
-    }
+    const fetch::OfferedPackages offered(loaded);
     std::vector<std::string> unlisted;
     for (const auto& installed : frozen.installed) {
-        auto found = offered.find({installed.name, installed.version, installed.architecture});
-        if (found == offered.end()) {
+        auto deb = offered.pin(installed.name, installed.version, installed.architecture);
+        if (deb.has_value())
+            base.debs.push_back(std::move(*deb));
+        else
             unlisted.push_back(installed.name + " " + installed.version);
-            continue;
-        }
-        const auto& package = *found->second.second;
-        pylock::LockDeb deb;
-        deb.name = package.name;
-        deb.version = package.version;
-        deb.architecture = package.architecture;
-        deb.archive = base.archives[found->second.first].name;
-        deb.component = component_of[&package];
-        deb.filename = package.filename;
-        deb.size = package.size;
-        deb.sha256 = package.sha256;
-        if (package.source != package.name)
-            deb.source = package.source;
-        if (package.source_version != package.version)
-            deb.source_version = package.source_version;
-        base.debs.push_back(std::move(deb));
     }
     if (!unlisted.empty()) {
         std::string names;
