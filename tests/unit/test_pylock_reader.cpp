@@ -29,6 +29,18 @@ const std::string k_tool = "\n[tool.rootlock]\nrecipe = \"r.toml\"\nrecipe-sha25
                            "\"3.11\"\nglibc = \"2.36\"\narch = \"x86_64\"\n\n"
                            "[tool.rootlock.base]\nkind = \"tarball\"\n";
 
+const std::string k_archive =
+    "archives = [{ name = \"debian\", url = \"http://d\", suite = \"bookworm\", components = "
+    "[\"main\"], date = \"1\" }]\n";
+
+// One debs entry of a Debian base with the given hash field, pool file and archive.
+std::string deb_with(const std::string& hash, const std::string& filename = "p/x.deb",
+                     const std::string& archive = "debian") {
+    return "debs = [{ name = \"x\", version = \"1\", architecture = \"all\", archive = \"" +
+           archive + "\", component = \"main\", filename = \"" + filename + "\", size = 1, " +
+           hash + " }]\n";
+}
+
 }  // namespace
 
 TEST_SUITE("rootlock::pylock") {
@@ -207,6 +219,17 @@ hashes = 'whatever'
                            "\"\nsource-date-epoch = 0\ntarget = { python = \"3\", glibc = \"2\", "
                            "arch = \"a\" }\nbase = {kind = \"zip\"}\n"),
              e + "13:16: tool.rootlock.base.kind \"zip\" is neither \"tarball\" nor \"debian\""},
+            {lock_with("name = \"a\"\n" + k_wheel, k_tool + k_archive + deb_with("sha256 = \"q\"")),
+             e + "21:141: tool.rootlock.base.debs[0].sha256 \"q\" is not 64 lowercase hex digits"},
+            {lock_with("name = \"a\"\n" + k_wheel,
+                       k_tool + k_archive + deb_with("sha256 = \"" + k_sha + "\"", "../x.deb")),
+             e + "21:111: tool.rootlock.base.debs[0].filename \"../x.deb\" leaves the archive "
+                 "root"},
+            {lock_with(
+                 "name = \"a\"\n" + k_wheel,
+                 k_tool + k_archive + deb_with("sha256 = \"" + k_sha + "\"", "p/x.deb", "other")),
+             e + "21:70: tool.rootlock.base.debs[0].archive \"other\" names no archive of the "
+                 "base"},
             {lock_with("name = \"a\"\n" + k_wheel, k_tool + "\n[tool.rootlock.extra]\n"),
              e + "21:16: unknown key \"extra\" in tool.rootlock"},
             {lock_with("name = \"a\"\n" + k_wheel + "\n[packages.tool.rootlock]\nrequested = 1\n"),
