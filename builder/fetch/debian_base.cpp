@@ -147,9 +147,8 @@ util::Result<std::vector<pylock::LockDebArchive>> debian_archives(const recipe::
                 return util::make_error("base.debian.keyring", bytes.error().text());
             archive.keyring_sha256 = util::sha256_hex(*bytes);
             // Kept by hash too, so a build here finds it even when the recipe's folder moves.
-            index::ContentStore store(options.cache_dir);
             if (!options.cache_dir.empty())
-                (void)store.put_bytes(*bytes);
+                (void)index::ContentStore(options.cache_dir).put_bytes(*bytes);
         }
         out.push_back(std::move(archive));
         return util::ok_status();
@@ -326,28 +325,13 @@ std::string apt_sources(const pylock::LockBase& base) {
     return out;
 }
 
-util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
-                                               const DebianOptions& options,
-                                               index::HttpClient& http,
-                                               index::ContentStore& store) {
-    // The key is what goes in; the same .debs give the same base on every machine.
-    // "assembly" names how the base is made here; it changes whenever the hooks do.
-    std::string key_text = "assembly=4\nvariant=" + base.variant + "\nepoch=" + options.epoch +
-                           "\narch=" + options.architecture + "\nsuite=" + base.suite + "\n";
-    for (const auto& deb : base.debs)
-        key_text += deb.sha256 + " " + deb.name + "\n";
-    for (const auto& archive : base.archives)
-        key_text += "keyring " + archive.name + " " + archive.keyring_sha256 + "\n";
-    const std::string key = util::sha256_hex(key_text).substr(0, 32);
-    const std::string tarball = store.root() + "/bases/debian-" + key + ".tar";
-    if (file_exists(tarball))
-        return tarball;
+namespace {
 
-    if (auto fetched = fetch_debs(base, http, store, options.offline); !fetched.ok())
-        return fetched.error();
-
-    // A local repository of exactly the locked .debs, hard links into the content store.
-    const std::string repo = absolute(store.root()) + "/debian-repos/" + key;
+// Step 1: a local repository of exactly the locked .debs (hard links into the content store),
+// indexed by apt-ftparchive. Returns the package names, for mmdebstrap's --include.
+util::Result<std::vector<std::string>> stage_local_repository(const pylock::LockBase& base,
+                                                              const std::string& repo,
+                                                              index::ContentStore& store) {
     if (auto s = util::make_directories(repo + "/pool"); !s.ok())
         return s.error();
     std::vector<std::string> names;
@@ -376,25 +360,16 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
         return util::make_error("apt-ftparchive", "failed: " + util::last_line(indexed.output) +
                                                       " (it comes with apt-utils)");
 
-    const std::string temp = tarball + ".tmp";
-    ::unlink(temp.c_str());
-    if (auto s = util::make_directories(store.root() + "/bases"); !s.ok())
-        return s.error();
-    // Every locked package by name: the repository offers one version of each, so apt's choice
-    // is the lock's, and a package the variant would not pick by priority is installed too.
-    std::vector<std::string> argv{
-        "mmdebstrap", "--quiet", k_apt_as_root,
-        // dpkg's fsyncs cost a minute on a plain disk and buy nothing: a base half-written is
-        // never renamed into the cache.
-        "--dpkgopt=force-unsafe-io", "--variant=" + base.variant,
-        "--architectures=" + options.architecture, "--format=tar",
-        "--include=" + joined(names, ","),
-        // Nothing of the build machine: mmdebstrap copies these from the host.
-        "--customize-hook=rm -f \"$1/etc/hostname\" \"$1/etc/resolv.conf\" "
-        "\"$1/etc/apt/apt.conf.d/99mmdebstrap\" \"$1/etc/dpkg/dpkg.cfg.d/99mmdebstrap\"; "
-        "printf '%s' \"$ROOTLOCK_APT_SOURCES\" > \"$1/etc/apt/sources.list\"",
-        base.suite, temp, "deb [trusted=yes] copy://" + repo + " ./"};
-    // The archives' own keys, for the image's apt: from the store by hash, else the recipe's.
+    return names;
+}
+
+// Step 2: the archives' own keys for the image's apt, from the store by hash, else beside the
+// recipe; each becomes a hook that installs it as /etc/apt/keyrings/rootlock-NAME.gpg.
+util::Result<std::vector<std::string>> keyring_hooks(const pylock::LockBase& base,
+                                                     const DebianOptions& options,
+                                                     const std::string& repo,
+                                                     index::ContentStore& store) {
+    std::vector<std::string> hooks;
     for (const auto& archive : base.archives) {
         if (archive.keyring.empty())
             continue;
@@ -413,21 +388,17 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
         if (::link(path.c_str(), named.c_str()) != 0 && ::symlink(path.c_str(), named.c_str()) != 0)
             return util::make_error(named, "cannot stage the archive's keyring");
         // bookworm's apt does not ship /etc/apt/keyrings, so copy-in cannot be used.
-        argv.insert(argv.end() - 3, "--customize-hook=install -m 0644 -D '" + named +
-                                        "' \"$1/etc/apt/keyrings/rootlock-" + archive.name +
-                                        ".gpg\"");
+        hooks.push_back("--customize-hook=install -m 0644 -D '" + named +
+                        "' \"$1/etc/apt/keyrings/rootlock-" + archive.name + ".gpg\"");
     }
-    ROOTLOCK_TRY(ran, util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.epoch},
-                                               {"ROOTLOCK_APT_SOURCES", apt_sources(base)}}));
-    if (ran.exit_code != 0) {
-        ::unlink(temp.c_str());
-        return process_failure("mmdebstrap", argv, ran);
-    }
+    return hooks;
+}
 
-    // The root must hold exactly the lock's packages.
+// Step 4: the assembled root must hold exactly the lock's packages.
+util::Status check_installed_set(const pylock::LockBase& base, const std::string& tarball) {
     fs::TarOptions tar_options;
     tar_options.retained_patterns.push_back("/var/lib/dpkg/status");
-    ROOTLOCK_TRY(tree, fs::TarTree::open(temp, tar_options));
+    ROOTLOCK_TRY(tree, fs::TarTree::open(tarball, tar_options));
     ROOTLOCK_TRY(status_text, tree->read_file("/var/lib/dpkg/status"));
     ROOTLOCK_TRY(installed, debian::parse_dpkg_status(status_text, "/var/lib/dpkg/status"));
     std::set<std::string> want, have;
@@ -443,13 +414,72 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
                             std::back_inserter(extra));
         std::set_difference(want.begin(), want.end(), have.begin(), have.end(),
                             std::back_inserter(missing));
-        ::unlink(temp.c_str());
         return util::make_error("mmdebstrap",
                                 "the assembled base is not the locked package set: installed "
                                 "but not locked: " +
                                     (extra.empty() ? "none" : joined(extra, ", ")) +
                                     "; locked but not installed: " +
                                     (missing.empty() ? "none" : joined(missing, ", ")));
+    }
+    return util::ok_status();
+}
+
+}  // namespace
+
+util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
+                                               const DebianOptions& options,
+                                               index::HttpClient& http,
+                                               index::ContentStore& store) {
+    // The key is what goes in; the same .debs give the same base on every machine.
+    // "assembly" names how the base is made here; it changes whenever the hooks do.
+    std::string key_text = "assembly=4\nvariant=" + base.variant + "\nepoch=" + options.epoch +
+                           "\narch=" + options.architecture + "\nsuite=" + base.suite + "\n";
+    for (const auto& deb : base.debs)
+        key_text += deb.sha256 + " " + deb.name + "\n";
+    for (const auto& archive : base.archives)
+        key_text += "keyring " + archive.name + " " + archive.keyring_sha256 + "\n";
+    const std::string key = util::sha256_hex(key_text).substr(0, 32);
+    const std::string tarball = store.root() + "/bases/debian-" + key + ".tar";
+    if (file_exists(tarball))
+        return tarball;
+
+    // Step 1 and 2, after the .debs themselves.
+    if (auto fetched = fetch_debs(base, http, store, options.offline); !fetched.ok())
+        return fetched.error();
+    const std::string repo = absolute(store.root()) + "/debian-repos/" + key;
+    ROOTLOCK_TRY(names, stage_local_repository(base, repo, store));
+    ROOTLOCK_TRY(hooks, keyring_hooks(base, options, repo, store));
+
+    // Step 3: mmdebstrap over that repository alone.
+    const std::string temp = tarball + ".tmp";
+    ::unlink(temp.c_str());
+    if (auto s = util::make_directories(store.root() + "/bases"); !s.ok())
+        return s.error();
+    // Every locked package by name: the repository offers one version of each, so apt's choice
+    // is the lock's, and a package the variant would not pick by priority is installed too.
+    std::vector<std::string> argv{
+        "mmdebstrap", "--quiet", k_apt_as_root,
+        // dpkg's fsyncs cost a minute on a plain disk and buy nothing: a base half-written is
+        // never renamed into the cache.
+        "--dpkgopt=force-unsafe-io", "--variant=" + base.variant,
+        "--architectures=" + options.architecture, "--format=tar",
+        "--include=" + joined(names, ","),
+        // Nothing of the build machine: mmdebstrap copies these from the host.
+        "--customize-hook=rm -f \"$1/etc/hostname\" \"$1/etc/resolv.conf\" "
+        "\"$1/etc/apt/apt.conf.d/99mmdebstrap\" \"$1/etc/dpkg/dpkg.cfg.d/99mmdebstrap\"; "
+        "printf '%s' \"$ROOTLOCK_APT_SOURCES\" > \"$1/etc/apt/sources.list\"",
+        base.suite, temp, "deb [trusted=yes] copy://" + repo + " ./"};
+    argv.insert(argv.end() - 3, hooks.begin(), hooks.end());
+    ROOTLOCK_TRY(ran, util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.epoch},
+                                               {"ROOTLOCK_APT_SOURCES", apt_sources(base)}}));
+    if (ran.exit_code != 0) {
+        ::unlink(temp.c_str());
+        return process_failure("mmdebstrap", argv, ran);
+    }
+
+    if (auto checked = check_installed_set(base, temp); !checked.ok()) {
+        ::unlink(temp.c_str());
+        return checked.error();
     }
     if (::rename(temp.c_str(), tarball.c_str()) != 0)
         return util::make_error(tarball, "cannot move the new Debian base into the cache");
