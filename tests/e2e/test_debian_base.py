@@ -31,6 +31,8 @@ no Python package locks a base against it:
      every missing .deb;
   h. relative paths: `lock recipe.toml` from the recipe's directory (keyring relative to the
      recipe), and `build --cache-dir RELATIVE`, work as with absolute paths;
+  j. a further archive (bookworm-updates, its own keyring entry): the package only it has newer
+     is pinned from it, the image lists both archives, diff names the move;
   i. apt inside the image (chroot): `apt-get update` against the lock's archive with the key the
      image carries, and `apt-get download` of a package.
 
@@ -56,6 +58,7 @@ from fixtures.failures import Failures
 
 DATE1 = "Mon, 02 Nov 2026 10:00:00 UTC"
 DATE2 = "Tue, 03 Nov 2026 10:00:00 UTC"
+DATE3 = "Wed, 04 Nov 2026 10:00:00 UTC"
 TS1 = da.snapshot_timestamp(DATE1)
 POINT = "media-types"       # small, arch all, in the set, not in bookworm-updates
 TAMPER = "hostname"         # small, in the set, untouched by the point release
@@ -715,6 +718,48 @@ def case_i(fail, c):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def case_j(fail, c):
+    """(j) a further archive: tzdata gets a newer version in bookworm-updates only; a recipe
+    naming that archive (with its keyring) pins tzdata from it and everything else from the
+    mirror, the image's apt sources list both, and diff names the move."""
+    old, new = c.archive.point_release("tzdata", date=DATE3, suites=["bookworm-updates"])
+    recipe = os.path.join(os.path.dirname(c.recipe), "updates.toml")
+    text = c.recipe_text.replace(
+        'snapshot = "' + c.snapshot_base + '" }',
+        'snapshot = "' + c.snapshot_base + '", archives = [{ name = "updates", url = "' +
+        c.srv.mirror_url + '", suite = "bookworm-updates", keyring = "keyring.gpg" }] }')
+    fail.expect(text != c.recipe_text, "(j) the recipe names the updates archive")
+    with open(recipe, "w") as f:
+        f.write(text)
+    lock = os.path.join(c.scratch, "updates.lock")
+    proc = c.rl("lock", recipe, "-o", lock, "--cache-dir", c.cache("j"))
+    if not fail.expect(proc.returncode == 0, "(j) lock with a further archive:" + show(proc)):
+        return
+    base = base_of(load_lock(lock))
+    archives = [a["name"] for a in base.get("archives", [])]
+    by_name = debs_by_name(base)
+    tz = by_name.get("tzdata", {})
+    others = {d["archive"] for n, d in by_name.items() if n != "tzdata"}
+    fail.expect(archives == ["debian", "updates"] and tz.get("version") == new and
+                tz.get("archive") == "updates" and others == {"debian"},
+                f"(j) tzdata {tz.get('version')} from {tz.get('archive')}, others from "
+                f"{others}, archives {archives}")
+    image = os.path.join(c.scratch, "out-j", "updates.tar.zst")
+    proc = c.rl("build", lock, "-o", image, "--cache-dir", c.cache("j"))
+    if fail.expect(proc.returncode == 0, "(j) build with a further archive:" + show(proc)):
+        sources = (tar_cat(image, "./etc/apt/sources.list") or b"").decode()
+        fail.expect("bookworm-updates" in sources and
+                    "rootlock-updates.gpg" in sources and
+                    tar_cat(image, "./etc/apt/keyrings/rootlock-updates.gpg") is not None,
+                    f"(j) the image's apt sources name both archives: {sources}")
+    proc = c.rl("diff", c.lock, lock)
+    fail.expect(proc.returncode == 1 and "tzdata" in proc.stdout and new in proc.stdout and
+                "bookworm-updates" in proc.stdout,
+                f"(j) diff names tzdata's move: {proc.returncode} {proc.stdout[-800:]}")
+    print(f"(j) tzdata {old} -> {new} from bookworm-updates; diff:\n" +
+          "\n".join("    " + line for line in proc.stdout.splitlines()[:8]))
+
+
 def case_h(fail, c, digest_b):
     # h1: the recipe by a relative path: the keyring is relative to the recipe's directory.
     # KNOWN BUG (reported): exit 3, mmdebstrap gets signed-by=keyring.gpg (not absolute) and apt
@@ -784,7 +829,8 @@ def main(argv):
 
     try:
         t = time.monotonic()
-        archive = da.demo_archive(os.path.join(scratch, "archive"), date=DATE1, updates=())
+        archive = da.demo_archive(os.path.join(scratch, "archive"), date=DATE1,
+                                  updates=("tzdata",))
         print(f"archive published as {archive.publications[-1].timestamp} "
               f"({time.monotonic() - t:.1f}s); TMPDIR {tmpdir}")
         with da.ArchiveServer(archive) as srv:
@@ -813,6 +859,7 @@ def main(argv):
                     timed("(f)", case_f, fail, c)
                 if digest_b:
                     timed("(h)", case_h, fail, c, digest_b)
+                timed("(j)", case_j, fail, c)
     finally:
         if archive is not None:
             archive.close()
