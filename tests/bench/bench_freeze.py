@@ -52,7 +52,7 @@ def main(argv):
                    if not os.path.islink(os.path.join(d, f)))
         lock = os.path.join(work, "pylock.frozen.toml")
         ours, ours_rss = bench_build.median_of(
-            args.runs, [rootlock, "freeze", venv, "-o", lock])
+            args.runs, [rootlock, "freeze", venv, "--no-debian", "-o", lock])
         peer_cmd = f"find {venv} -type f -print0 | xargs -0 sha256sum > /dev/null"
         peer, peer_rss = bench_build.median_of(args.runs, ["bash", "-c", peer_cmd])
     finally:
