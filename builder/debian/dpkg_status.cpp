@@ -59,22 +59,13 @@ class StatusReader {
             return error(m_paragraph.line, "no Architecture");
         }
 
-        package.source = package.name;
-        package.source_version = package.version;
-        if (const Field* source = find("Source")) {
-            auto split = split_source(source->value);
-            if (!split) {
-                return error(source->line,
-                             "Source " + quote(source->value) + " is not NAME or NAME (VERSION)");
-            }
-            package.source = std::move(split->name);
-            if (!split->version.empty()) {
-                auto source_version = parse_deb_version(split->version);
-                if (!source_version)
-                    return error(source->line, "Source version " + source_version.error().text());
-                package.source_version = std::move(split->version);
-            }
-        }
+        const Field* source_field = find("Source");
+        auto source =
+            source_of(source_field ? &source_field->value : nullptr, package.name, package.version);
+        if (!source)
+            return error(source_field->line, source.error().message);
+        package.source = std::move(source->name);
+        package.source_version = std::move(source->version);
         if (const Field* multi_arch = find("Multi-Arch")) {
             if (!is_multi_arch(multi_arch->value)) {
                 return error(multi_arch->line, "Multi-Arch " + quote(multi_arch->value) +

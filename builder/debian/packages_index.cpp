@@ -62,22 +62,13 @@ class PackageReader {
             return error(sha256->line, "SHA256 " + quote(sha256->value) + " is not 64 hex digits");
         package.sha256 = std::move(*hash);
 
-        package.source = package.name;
-        package.source_version = package.version;
-        if (const Field* source = find("Source")) {
-            auto split = split_source(source->value);
-            if (!split) {
-                return error(source->line,
-                             "Source " + quote(source->value) + " is not NAME or NAME (VERSION)");
-            }
-            package.source = std::move(split->name);
-            if (!split->version.empty()) {
-                auto source_version = parse_deb_version(split->version);
-                if (!source_version)
-                    return error(source->line, "Source version " + source_version.error().text());
-                package.source_version = std::move(split->version);
-            }
-        }
+        const Field* source_field = find("Source");
+        auto source =
+            source_of(source_field ? &source_field->value : nullptr, package.name, package.version);
+        if (!source)
+            return error(source_field->line, source.error().message);
+        package.source = std::move(source->name);
+        package.source_version = std::move(source->version);
 
         if (const Field* essential = find("Essential")) {
             if (essential->value != "yes" && essential->value != "no") {

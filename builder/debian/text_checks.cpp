@@ -2,6 +2,8 @@
 // quotes, splits and checks names and digests the same way.
 #include "debian/text_checks.hpp"
 
+#include "debian/deb_version.hpp"
+
 #include <charconv>
 
 namespace rootlock::debian {
@@ -173,6 +175,23 @@ std::optional<SourceField> split_source(std::string_view value) {
 
 bool is_multi_arch(std::string_view value) {
     return value == "no" || value == "same" || value == "foreign" || value == "allowed";
+}
+
+util::Result<SourceField> source_of(const std::string* field, const std::string& name,
+                                    const std::string& version) {
+    if (field == nullptr)
+        return SourceField{name, version};
+    auto split = split_source(*field);
+    if (!split)
+        return util::make_error("", "Source " + quote(*field) + " is not NAME or NAME (VERSION)");
+    if (split->version.empty()) {
+        split->version = version;
+        return std::move(*split);
+    }
+    auto parsed = parse_deb_version(split->version);
+    if (!parsed)
+        return util::make_error("", "Source version " + parsed.error().text());
+    return std::move(*split);
 }
 
 }  // namespace rootlock::debian

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/result.hpp"
+
 namespace rootlock::debian {
 
 // `text` in double quotes, with '"', '\\' and control bytes escaped so an error stays one line.
@@ -40,6 +42,13 @@ struct SourceField {
     std::string name, version;  // version "" for the plain form
 };
 std::optional<SourceField> split_source(std::string_view value);
+
+// The source a package was built from, as Packages and status both give it: from `field` (the
+// Source value, or nullptr when absent), else the package's own name and version. The problem,
+// worded as both parsers report it: "Source \"...\" is not NAME or NAME (VERSION)" or
+// "Source version ...".
+util::Result<SourceField> source_of(const std::string* field, const std::string& name,
+                                    const std::string& version);
 
 // Multi-Arch takes one of "no", "same", "foreign", "allowed" (dpkg refuses anything else).
 bool is_multi_arch(std::string_view value);

@@ -22,42 +22,18 @@ on a figure.
 import argparse
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from fixtures import debian_archive  # noqa: E402
 
-GNU_TIME = "/usr/bin/time"
+sys.path.insert(0, HERE)
+from bench_build import median_of as median  # noqa: E402  (one timer for every bench)
+
 DATE = "Mon, 02 Nov 2026 10:00:00 UTC"
-
-
-def timed(argv, env=None):
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
-        started = time.monotonic()
-        proc = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name, *argv], capture_output=True,
-                              text=True, env=env)
-        took = time.monotonic() - started
-        lines = [line for line in out.read().splitlines() if line.strip().isdigit()]
-    if proc.returncode != 0:
-        sys.exit(f"{argv[:3]} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    return took, (int(lines[-1]) / 1024 if lines else float("nan"))
-
-
-def median(runs, argv, prepare=None):
-    times, rss = [], 0.0
-    for _ in range(runs):
-        if prepare:
-            prepare()
-        took, peak = timed(argv)
-        times.append(took)
-        rss = max(rss, peak)
-    return statistics.median(times), rss
 
 
 def main(argv):
