@@ -185,6 +185,7 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         report.problems);
     report.symbols = collector.symbols.references();
     add_environment_problems(tree, environments, report.problems);
+    add_owners(tree, environments, report.problems);
     sort_problems(report.problems);
     report.ok = std::none_of(report.problems.begin(), report.problems.end(),
                              [](const Problem& p) { return p.severity == Severity::error; });

@@ -38,15 +38,81 @@ Since since(const loader::LoadSession& base) {
     return Since{base.requests().size(), base.objects().size()};
 }
 
-namespace {}  // namespace
+namespace {
+
+// An object whose failures concern CUDA: a CUDA-family library, or one that needs one directly
+// (an extension linked against cuBLAS).
+bool cuda_related(const loader::LoadedObject& object) {
+    if (object.faked || !object.info)
+        return false;
+    if (cuda_membership(loader::soname_of(object)))
+        return true;
+    return std::any_of(object.info->needed.begin(), object.info->needed.end(),
+                       [](const std::string& name) { return cuda_membership(name).has_value(); });
+}
+
+// The failures of a process that mixes CUDA majors which follow from its CUDA libraries, as
+// lines: the requests and objects from `from` on (what this session added), and two copies of
+// one CUDA soname anywhere in the process.
+std::set<std::string> cuda_failures(const loader::LoadSession& session, Since from,
+                                    const BindResult& bound,
+                                    const std::vector<loader::VersionGap>& gaps) {
+    std::set<std::string> out;
+    const auto& objects = session.objects();
+    const auto& requests = session.requests();
+    for (size_t r = from.requests; r < requests.size(); ++r) {
+        const auto& request = requests[r];
+        const auto& requester = objects[static_cast<size_t>(request.requester)];
+        const auto& provider = objects[static_cast<size_t>(request.object)];
+        if (!provider.faked || (!cuda_membership(request.name) && !cuda_related(requester)))
+            continue;
+        out.insert(
+            provider.fatal.empty()
+                ? fmt::format("{} not found (needed by {})", request.name, canonical_of(requester))
+                : fmt::format("{}: {} (needed by {})", provider.fatal_path, provider.fatal,
+                              canonical_of(requester)));
+    }
+    for (const auto& gap : gaps) {
+        const auto& object = objects[static_cast<size_t>(gap.object)];
+        if (!cuda_membership(gap.file) && !cuda_related(object))
+            continue;
+        out.insert(fmt::format("version {} of {} missing from {} (needed by {})", gap.version,
+                               gap.file, canonical_of(objects[static_cast<size_t>(gap.provider)]),
+                               canonical_of(object)));
+    }
+    for (const auto& reference : bound.unbound) {
+        const auto& object = objects[static_cast<size_t>(reference.object)];
+        if (!cuda_membership(reference.file) && !cuda_related(object))
+            continue;
+        out.insert(fmt::format("undefined symbol {}{} (needed by {})", demangle(reference.name),
+                               reference.version.empty() ? "" : "@" + reference.version,
+                               canonical_of(object)));
+    }
+    std::map<std::string, std::set<std::string>> copies;  // CUDA soname -> files loaded
+    for (const auto& object : objects) {
+        if (!object.faked && cuda_membership(loader::soname_of(object)))
+            copies[loader::soname_of(object)].insert(canonical_of(object));
+    }
+    for (const auto& [soname, files] : copies) {
+        if (files.size() < 2)
+            continue;
+        std::string list;
+        for (const auto& file : files)
+            list += (list.empty() ? "" : " and ") + file;
+        out.insert(fmt::format("two copies of {} loaded: {}", soname, list));
+    }
+    return out;
+}
+
+}  // namespace
 
 void collect_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
                      Since from) {
     const bool standalone = plan.standalone;
     const auto& objects = session.objects();
-    out.symbols.add(session,
-                    bind_symbols(session, from.objects, plan, *out.tree, out.indexes, out.memo),
-                    standalone, out.indexes);
+    const BindResult bound =
+        bind_symbols(session, from.objects, plan, *out.tree, out.indexes, out.memo);
+    out.symbols.add(session, bound, standalone, out.indexes);
     if (!standalone)
         out.providers.add(session, from.requests, *out.context, *out.scan, *out.site_dirs);
     if (!standalone && has_dlopen_consumer(session, from.objects)) {
@@ -96,6 +162,14 @@ void collect_session(const loader::LoadSession& session, Collector& out, const S
     }
     // Symbol versions: each version an object needs must be defined by the object its verneed
     // file binds to in this namespace.
+    const auto gaps = loader::version_gaps(session, from.objects);
+    for (const auto& gap : gaps) {
+        const auto& object = objects[static_cast<size_t>(gap.object)];
+        const auto& provider = objects[static_cast<size_t>(gap.provider)];
+        out.versions[{gap.file, gap.version, canonical_of(provider)}].insert(canonical_of(object));
+        if (!standalone)
+            out.versions_in_context.insert({gap.file, gap.version, canonical_of(provider)});
+    }
     std::map<std::string, std::set<int>> majors;
     std::map<std::string, std::set<std::string>> family_objects;
     for (const auto& object : objects) {
@@ -105,41 +179,38 @@ void collect_session(const loader::LoadSession& session, Collector& out, const S
         if (auto member = cuda_membership(soname)) {
             majors[member->family].insert(member->cuda_major);
             family_objects[member->family].insert(canonical_of(object));
+            // Every closure counts for the declared major, a library checked on its own too:
+            // it is in the image.
+            out.cuda_majors[member->cuda_major].insert(canonical_of(object));
+            if (!standalone)
+                out.cuda_loaded[canonical_of(object)] = member->cuda_major;
         }
     }
-    for (const auto& gap : loader::version_gaps(session, from.objects)) {
-        const auto& object = objects[static_cast<size_t>(gap.object)];
-        const auto& provider = objects[static_cast<size_t>(gap.provider)];
-        out.versions[{gap.file, gap.version, canonical_of(provider)}].insert(canonical_of(object));
-        if (!standalone)
-            out.versions_in_context.insert({gap.file, gap.version, canonical_of(provider)});
-    }
-    bool mixed = false;
+    // A library nothing loads is no process: what its own session mixes happens nowhere.
+    if (standalone)
+        return;
+    std::vector<std::pair<std::string, std::set<int>>> mixes;
     std::set<int> all_majors;
     for (const auto& [family, set] : majors) {
         all_majors.insert(set.begin(), set.end());
         if (set.size() < 2)
             continue;
-        mixed = true;
-        auto& members = out.cuda_mix[{family, set}];
+        mixes.emplace_back(family, set);
+        auto& members = out.cuda_mix[mixes.back()];
         members.insert(family_objects[family].begin(), family_objects[family].end());
     }
     // One closure is one CUDA major: cudart 12 beside cublas 13 is a mix too.
-    if (!mixed && all_majors.size() > 1) {
-        auto& members = out.cuda_mix[{"cuda", all_majors}];
+    if (mixes.empty() && all_majors.size() > 1) {
+        mixes.emplace_back("cuda", all_majors);
+        auto& members = out.cuda_mix[mixes.back()];
         for (const auto& [family, objects_of_family] : family_objects)
             members.insert(objects_of_family.begin(), objects_of_family.end());
     }
-    {
-        // Every closure counts, a library checked on its own too: it is in the image.
-        for (const auto& object : objects) {
-            if (object.faked)
-                continue;
-            const std::string& soname = loader::soname_of(object);
-            if (auto member = cuda_membership(soname))
-                out.cuda_majors[member->cuda_major].insert(canonical_of(object));
-        }
-    }
+    if (mixes.empty())
+        return;
+    const auto failures = cuda_failures(session, from, bound, gaps);
+    for (const auto& key : mixes)
+        out.cuda_mix_failures[key].insert(failures.begin(), failures.end());
 }
 
 namespace {
@@ -186,11 +257,41 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
         problem.fields["needed_by"] = sorted_array(needed_by);
         problems.push_back(std::move(problem));
     }
+    // Majors mixed in one process load and run unless a failure follows (cuda-wheels.md
+    // section 3: each major's libraries carry their own sonames): a warning until then.
     for (const auto& [key, objects] : in.cuda_mix) {
-        Problem problem{"cuda-major-mix", Severity::error, {}};
+        const auto failures = in.cuda_mix_failures.find(key);
+        const bool failed = failures != in.cuda_mix_failures.end() && !failures->second.empty();
+        Problem problem{"cuda-major-mix", failed ? Severity::error : Severity::warning, {}};
         problem.fields["family"] = key.first;
         problem.fields["majors"] = std::vector<int>(key.second.begin(), key.second.end());
         problem.fields["objects"] = sorted_array(objects);
+        if (failed)
+            problem.fields["failures"] = sorted_array(failures->second);
+        problems.push_back(std::move(problem));
+    }
+    // CUDA libraries of a major no process loads, beside processes that load another: left by
+    // other packages, harmless until something loads them. One warning per major.
+    std::set<int> loaded_majors;
+    for (const auto& [path, major] : in.cuda_loaded)
+        loaded_majors.insert(major);
+    std::map<int, std::set<std::string>> unloaded;
+    for (const auto& object : scan.objects) {
+        if (!object.info || object.role != Role::library || in.cuda_loaded.count(object.path) != 0)
+            continue;
+        const std::string name =
+            object.info->soname.empty() ? fs::basename(object.path) : object.info->soname;
+        auto member = cuda_membership(name);
+        if (member && !loaded_majors.empty() && loaded_majors.count(member->cuda_major) == 0)
+            unloaded[member->cuda_major].insert(object.path);
+    }
+    for (const auto& [major, libraries] : unloaded) {
+        Problem problem{"cuda-unloaded-major", Severity::warning, {}};
+        problem.fields["cuda_major"] = major;
+        problem.fields["loaded_majors"] =
+            std::vector<int>(loaded_majors.begin(), loaded_majors.end());
+        problem.fields["libraries"] = sorted_array(libraries);
+        problem.fields["distributions"] = nlohmann::ordered_json::array();  // python_checks
         problems.push_back(std::move(problem));
     }
     for (const auto& [interpreter, programs] : in.interpreters) {

@@ -45,8 +45,14 @@ struct Collector {
         versions;  // (soname, version, provider) -> needed_by
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
         unloadable;  // (soname, file, problem) -> needed_by
-    std::map<std::pair<std::string, std::set<int>>, std::set<std::string>>
-        cuda_mix;                                               // (family, majors) -> objects
+    // CUDA majors mixed among the libraries one process really loads: (family, majors) ->
+    // objects, and the failures in such a process that involve its CUDA libraries (a missing
+    // soname, version or symbol, two copies of one soname), which make the mix an error.
+    std::map<std::pair<std::string, std::set<int>>, std::set<std::string>> cuda_mix;
+    std::map<std::pair<std::string, std::set<int>>, std::set<std::string>> cuda_mix_failures;
+    // CUDA libraries some process of the tree loads (canonical path -> CUDA major). The others
+    // are loaded only by sessions of libraries nothing loads: they never make a process mix.
+    std::map<std::string, int> cuda_loaded;
     std::map<std::string, std::set<std::string>> interpreters;  // missing PT_INTERP -> programs
     std::unordered_set<std::string> checked;  // objects whose needs were checked (canonical)
     std::unordered_set<Edge, EdgeHash> edges;

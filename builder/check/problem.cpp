@@ -29,7 +29,7 @@ char kind_rank(const std::string& kind) {
         "cuda-major-mix",          "cuda-major-mismatch",  "driver-too-old",
         "driver-library-in-image", "stubs-on-search-path", "missing-record-file",
         "broken-environment",      "unsafe-path",          "preload-only",
-        "missing-dlopen",          "shared-path"};
+        "missing-dlopen",          "cuda-unloaded-major",  "shared-path"};
     for (size_t i = 0; i < std::size(k_order); ++i) {
         if (kind == k_order[i])
             return static_cast<char>('a' + i);

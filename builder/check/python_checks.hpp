@@ -25,6 +25,15 @@ util::Result<EnvironmentSet> load_environments(const fs::FileTree& tree,
 void add_environment_problems(const fs::FileTree& tree, const EnvironmentSet& environments,
                               std::vector<Problem>& problems);
 
+// What the environments' RECORDs say about the files problems name. A `missing-soname` (or a
+// `missing-dlopen` nothing answers) whose file name an installed distribution's RECORD lists,
+// the file itself gone (the metadata-only twin an uninstall of its cu13 partner leaves), gets
+// "owner" (dist, version, path, environment) and "remedy": pip's reinstall line with the
+// environment's own pip, or, for files rootlock installed (INSTALLER says so), "rebuild the image
+// from its lock". A `cuda-unloaded-major` gets the distributions its libraries belong to.
+void add_owners(const fs::FileTree& tree, const EnvironmentSet& environments,
+                std::vector<Problem>& problems);
+
 // Every path `pip uninstall DIST` would delete, for each named distribution; an error names a
 // distribution found in no environment.
 util::Result<std::set<std::string>> uninstall_set(const fs::FileTree& tree,

@@ -30,7 +30,9 @@ constexpr Title k_titles[] = {
      "distributions whose files are gone (metadata-only installs)"},
     {"shared-path", "path claimed by two distributions (uninstalling one breaks the other)",
      "paths claimed by two distributions (uninstalling one breaks the other)"},
-    {"cuda-major-mix", "closure mixing CUDA majors", "closures mixing CUDA majors"},
+    {"cuda-major-mix", "process mixing CUDA majors", "processes mixing CUDA majors"},
+    {"cuda-unloaded-major", "CUDA major whose libraries nothing loads",
+     "CUDA majors whose libraries nothing loads"},
     {"cuda-major-mismatch", "set of CUDA libraries of another major than declared",
      "sets of CUDA libraries of another major than declared"},
     {"driver-too-old", "host driver too old for the CUDA in the image",
@@ -191,6 +193,45 @@ void render_driver_too_old(std::string& out, const nlohmann::ordered_json& f, co
     list_paths(out, label.c_str(), f["libraries"], 4);
 }
 
+std::string majors_text(const nlohmann::ordered_json& majors) {
+    std::string out;
+    for (const auto& m : majors)
+        out += (out.empty() ? "" : " and ") + std::to_string(m.get<int>());
+    return out;
+}
+
+std::string dist_list(const nlohmann::ordered_json& dists) {
+    std::string out;
+    for (const auto& d : dists) {
+        out += (out.empty() ? "" : ", ") + d["dist"].get<std::string>() + " " +
+               d["version"].get<std::string>();
+    }
+    return out;
+}
+
+// The distribution whose RECORD still lists the missing file, and how to get it back.
+void render_owner(std::string& out, const nlohmann::ordered_json& f) {
+    if (!f.contains("owner"))
+        return;
+    const auto& owner = f["owner"];
+    out += fmt::format("    listed in the RECORD of {} {}, its file gone (metadata-only)\n",
+                       owner["dist"].get<std::string>(), owner["version"].get<std::string>());
+    if (f.contains("remedy"))
+        out += fmt::format("    fix: {}\n", f["remedy"].get<std::string>());
+}
+
+// "CUDA 13 libraries that nothing loads: nvidia-cuda-runtime 13.0.48, ..."
+void render_unloaded_major(std::string& out, const nlohmann::ordered_json& f, const Style& style) {
+    const std::string dists = dist_list(f["distributions"]);
+    out += fmt::format("  {}\n", style.bold(fmt::format("CUDA {} libraries that nothing loads{}{}",
+                                                        f["cuda_major"].get<int>(),
+                                                        dists.empty() ? "" : ": ", dists)));
+    out +=
+        fmt::format("    (the processes here load CUDA {}: harmless until something loads these)\n",
+                    majors_text(f["loaded_majors"]));
+    list_paths(out, "", f["libraries"], 4);
+}
+
 void render_problem(std::string& out, const check::Problem& problem, const Style& style) {
     const auto& f = problem.fields;
     const std::string& kind = problem.kind;
@@ -205,6 +246,7 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         } else {
             list_paths(out, "a copy is at", f["candidates"]);
         }
+        render_owner(out, f);
     } else if (kind == "missing-version") {
         out += fmt::format("  {} from {} ({})\n", style.bold(f["version"].get<std::string>()),
                            f["soname"].get<std::string>(), f["provider"].get<std::string>());
@@ -222,12 +264,17 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
             dists += (dists.empty() ? "" : ", ") + d.get<std::string>();
         out += fmt::format("  {}\n    claimed by {}\n", f["path"].get<std::string>(), dists);
     } else if (kind == "cuda-major-mix") {
-        std::string majors;
-        for (const auto& m : f["majors"])
-            majors += (majors.empty() ? "" : " and ") + std::to_string(m.get<int>());
         out += fmt::format("  {}: CUDA {} in one process\n",
-                           style.bold(f["family"].get<std::string>()), majors);
+                           style.bold(f["family"].get<std::string>()), majors_text(f["majors"]));
         list_paths(out, "objects", f["objects"]);
+        if (f.contains("failures"))
+            list_paths(out, "and it fails:", f["failures"], 4);
+        else
+            out +=
+                "    (each major has its own sonames: they load side by side until a failure "
+                "follows)\n";
+    } else if (kind == "cuda-unloaded-major") {
+        render_unloaded_major(out, f, style);
     } else if (kind == "missing-interpreter") {
         out += fmt::format("  {}\n", style.bold(f["interpreter"].get<std::string>()));
         list_paths(out, "needed by", f["needed_by"]);
@@ -288,6 +335,39 @@ void render_shared_paths(std::string& out, const std::vector<const check::Proble
         list_paths(out, "", paths, 4);
     }
 }
+
+// Metadata-only findings with one cause are folded: the eleven cu12 dists that each lost only
+// the empty nvidia/__init__.py their cu13 twin's uninstall deleted make one line, not eleven.
+void render_missing_records(std::string& out, const std::vector<const check::Problem*>& list,
+                            const Style& style) {
+    std::map<std::string, std::vector<const check::Problem*>> by_paths;
+    std::vector<std::string> order;
+    for (const auto* problem : list) {
+        std::string key = problem->fields["paths"].dump();
+        if (by_paths.find(key) == by_paths.end())
+            order.push_back(key);
+        by_paths[key].push_back(problem);
+    }
+    for (const auto& key : order) {
+        const auto& group = by_paths[key];
+        if (group.size() == 1) {
+            render_problem(out, *group.front(), style);
+            continue;
+        }
+        nlohmann::ordered_json dists = nlohmann::ordered_json::array();
+        for (const auto* problem : group) {
+            dists.push_back(
+                {{"dist", problem->fields["dist"]}, {"version", problem->fields["version"]}});
+        }
+        const auto& paths = group.front()->fields["paths"];
+        const std::string what = paths.size() == 1
+                                     ? paths.front().get<std::string>()
+                                     : fmt::format("the same {} files (e.g. {})", paths.size(),
+                                                   paths.front().get<std::string>());
+        out += fmt::format("  {} listed in RECORD but missing, for {}: {}\n", style.bold(what),
+                           plural(group.size(), "distribution", "distributions"), dist_list(dists));
+    }
+}
 }  // namespace
 
 std::string group_title(std::string_view kind, size_t count) {
@@ -329,6 +409,10 @@ std::string render_report(const check::CheckReport& report, const std::string& r
             fmt::format("\n{} {}\n", error ? style.red("error:") : style.yellow("warning:"), head);
         if (kind == "shared-path") {
             render_shared_paths(out, list, style);
+            continue;
+        }
+        if (kind == "missing-record-file") {
+            render_missing_records(out, list, style);
             continue;
         }
         for (const auto* problem : list)

@@ -11,11 +11,15 @@ that install over the same paths. Then:
   c. the twins are removed as `pip uninstall -y` would: one `check` run (exit 1) names every
      missing soname with its needed_by, and the cu12 dists as missing-record-file
      (metadata-only); the sets equal the prediction of (b) and the one derived from the data;
+     each missing soname names the metadata-only dist whose RECORD lists it and pip's
+     reinstall line (rootlock's own files: rebuild from the lock); the metadata-only warnings
+     of one cause make one text line;
   d. the real `import torch` in the chroot fails on one of the sonames check named.
 """
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -215,6 +219,57 @@ def metadata_only(fail, report, info, data, twins):
         print(f"(c) {name}: metadata-only, {len(files)} files missing")
 
 
+def remedies(fail, rootlock, info, report, removed):
+    """(c) Each missing soname names the dist whose RECORD lists it, its file gone, and the pip
+    line that brings it back; rootlock-installed files say to rebuild from the lock. The
+    metadata-only warnings with one cause (the empty nvidia/__init__.py) make one text line."""
+    root = info["root"]
+    listed = {}  # file name -> [dists whose RECORD lists a file of that name, the file gone]
+    for name, dist in info["dists"].items():
+        for path in dist["files"] if name not in removed else ():
+            if not os.path.lexists(os.path.join(root, path.lstrip("/"))):
+                listed.setdefault(os.path.basename(path), []).append(name)
+    pip = f"{cuda_env.VENV}/bin/python3 -m pip"
+    sonames = by_kind(report, "missing-soname")
+    for p in sonames:
+        want = listed.get(p["soname"], [])
+        owner = p.get("owner", {})
+        ok = len(want) == 1 and owner.get("dist") == want[0]
+        if fail.expect(ok, f"(c) {p['soname']}: owner {owner}, expected one of {want}"):
+            version = info["dists"][want[0]]["version"]
+            fail.expect(owner.get("version") == version
+                        and p.get("remedy") == f"{pip} install --force-reinstall --no-deps "
+                                               f"{want[0]}=={version}",
+                        f"(c) {p['soname']}: remedy {p.get('remedy')!r}")
+    print("(c) owners: " + "; ".join(f"{p['soname']}: {p.get('owner', {}).get('dist')} "
+                                     f"{p.get('owner', {}).get('version')}" for p in sonames))
+    if sonames:
+        print(f"(c) remedy: {sonames[0].get('remedy')}")
+    text = subprocess.run([rootlock, "check", "--root", root, cuda_env.VENV],
+                          capture_output=True, text=True, timeout=300).stdout
+    empty = [p for p in by_kind(report, "missing-record-file") if p["severity"] == "warning"]
+    paths = {tuple(p["paths"]) for p in empty}
+    fail.expect(len(empty) > 1 and len(paths) == 1, f"(c) metadata-only warnings: {empty}")
+    line = next((ln for ln in text.splitlines()
+                 if f"for {len(empty)} distributions: " in ln), "")
+    names = [f"{p['dist']} {p['version']}" for p in empty]
+    fail.expect(line and all(n in line for n in names),
+                f"(c) no folded line naming {names}:\n{text}")
+    print(f"(c) folded: {len(empty)} warnings, one line: {line.strip()[:100]}...")
+    # Files rootlock installed come back from the lock, not from pip.
+    if sonames and sonames[0].get("owner"):
+        owner = sonames[0]["owner"]["dist"]
+        dist_info = info["dists"][owner]["dist_info"]
+        pip_like.write_file(os.path.join(info["site_packages_host"], dist_info, "INSTALLER"),
+                            b"rootlock\n")
+        _, again, _ = run_check(rootlock, root)
+        got = [p.get("remedy") for p in by_kind(again, "missing-soname")
+               if p.get("owner", {}).get("dist") == owner]
+        fail.expect(got == ["rebuild the image from its lock: rootlock build LOCK"],
+                    f"(c) remedy for rootlock's files: {got}")
+        print(f"(c) {owner} installed by rootlock: {got}")
+
+
 def compare_b_c(fail, report_b, report_c):
     """The prediction of --without must be exactly what the uninstall broke."""
     for name, get in (("missing-soname", soname_set), ("missing-record-file", record_set)):
@@ -254,6 +309,8 @@ def main(argv):
         for name in twins:
             pip_like.uninstall(info["site_packages_host"], name)
         report_c, expected_s, _ = step_c(fail, rootlock, info, data, twins, deleted)
+        if report_c is not None:
+            remedies(fail, rootlock, info, report_c, twins)
         if report_b is not None and report_c is not None:
             compare_b_c(fail, report_b, report_c)
         reported = {s for s, _ in soname_set(report_c)} if report_c else {s for s, _ in expected_s}

@@ -7,7 +7,9 @@ Each case is a throwaway copy of the Debian root with only what it needs added
   a. a stub libcuda.so.1 (and libcuda.so) in /usr/lib/x86_64-linux-gnu: driver-library-in-image;
   b. /etc/ld.so.conf.d/cuda-stubs.conf naming /usr/local/cuda/lib64/stubs: stubs-on-search-path
      with that conf file as the source;
-  c. one library needing libcudart.so.12 and libcudart.so.13: cuda-major-mix;
+  c. a program loading a library that needs libcudart.so.12 and libcudart.so.13: a
+     cuda-major-mix warning (the program runs in a chroot); with a symbol neither runtime
+     defines, an error naming it (the program fails to start); with no program, none;
   d. a CUDA 13 stack with --cuda 13.0 --driver 570.133.07: driver-too-old; with 580.65.06 none,
      and with --cuda 12.8 a cuda-major-mismatch naming the CUDA 13 libraries.
 Malformed --cuda and --driver values are refused with one exact line and exit 2. The untouched
@@ -21,7 +23,7 @@ import sys
 import tempfile
 
 from fixtures import cuda_rules_roots as roots
-from fixtures.debian_root import copy_root
+from fixtures.debian_root import copy_root, run_in_chroot
 from fixtures.failures import Failures
 from fixtures.check_report import by_kind
 
@@ -93,16 +95,51 @@ def case_b(fail, rootlock, root):
 
 def case_c(fail, rootlock, root):
     facts = roots.major_mix(root)
+    run_rc = run_in_chroot(root, [facts["program"]]).returncode
     rc, report, text = check(fail, rootlock, root, "c")
-    expect_failed(fail, "c", rc, report)
+    # The two runtimes have their own sonames: the program runs, so the mix is a warning.
+    fail.expect(run_rc == 0, f"(c) {facts['program']} does not run in the chroot: exit {run_rc}")
+    fail.expect(rc == 0 and report.get("ok") is True,
+                f"(c) exit {rc}, ok={report.get('ok')} (expected 0, true)")
     found = by_kind(report, "cuda-major-mix")
     if fail.expect(len(found) == 1, f"(c) expected one cuda-major-mix, got {found}"):
         p = found[0]
-        fail.expect(p.get("family") == "cudart" and p.get("majors") == [12, 13],
-                    f"(c) family/majors: {p}")
+        fail.expect(p.get("family") == "cudart" and p.get("majors") == [12, 13]
+                    and p.get("severity") == "warning" and "failures" not in p,
+                    f"(c) family/majors/severity: {p}")
         fail.expect(set(facts["cudart"]) <= set(p.get("objects", [])), f"(c) objects: {p}")
-        print(f"(c) {p.get('family')} majors {p.get('majors')}: {p.get('objects')}")
+        print(f"(c) {p.get('family')} majors {p.get('majors')} ({p.get('severity')}; "
+              f"{facts['program']} runs): {p.get('objects')}")
     expect_mentions(fail, "c", text, ["cudart", facts["cudart"][0]])
+
+
+def case_c_failing(fail, rootlock, root):
+    symbol = "cudaRootlockMissing"
+    facts = roots.major_mix(root, missing_symbol=symbol)
+    proc = run_in_chroot(root, [facts["program"]])
+    rc, report, text = check(fail, rootlock, root, "c failing")
+    fail.expect(proc.returncode != 0 and symbol in proc.stderr,
+                f"(c failing) {facts['program']}: exit {proc.returncode}, {proc.stderr!r}")
+    expect_failed(fail, "c failing", rc, report)
+    found = by_kind(report, "cuda-major-mix")
+    if fail.expect(len(found) == 1, f"(c failing) expected one cuda-major-mix, got {found}"):
+        p = found[0]
+        fail.expect(p.get("severity") == "error"
+                    and any(symbol in f and facts["object"] in f for f in p.get("failures", [])),
+                    f"(c failing) the mix should be an error naming {symbol}: {p}")
+        print(f"(c failing) {p.get('severity')}: {p.get('failures')}; the program: "
+              f"{proc.stderr.strip()}")
+    expect_mentions(fail, "c failing", text, ["and it fails:", symbol])
+
+
+def case_c_unloaded(fail, rootlock, root):
+    facts = roots.major_mix(root)
+    os.unlink(os.path.join(root, facts["program"].lstrip("/")))
+    rc, report, _ = check(fail, rootlock, root, "c unloaded")
+    # Nothing loads libboth.so: no process mixes, and no process loads CUDA to compare with.
+    fail.expect(rc == 0 and not by_kind(report, "cuda-major-mix")
+                and not by_kind(report, "cuda-unloaded-major"),
+                f"(c unloaded) exit {rc}: {report.get('problems')}")
 
 
 def case_d(fail, rootlock, root):
@@ -182,7 +219,7 @@ def main(argv):
         plain = copy_root(parent)
         case_plain(fail, rootlock, plain)
         case_flags(fail, rootlock, plain)
-        for case in (case_a, case_b, case_c, case_d):
+        for case in (case_a, case_b, case_c, case_c_failing, case_c_unloaded, case_d):
             case(fail, rootlock, copy_root(parent))
     finally:
         if os.environ.get("ROOTLOCK_KEEP_ROOT"):

@@ -247,7 +247,9 @@ TEST_SUITE("rootlock::cli") {
             {"shared-path",
              "1 path claimed by two distributions (uninstalling one breaks the other)",
              "2 paths claimed by two distributions (uninstalling one breaks the other)"},
-            {"cuda-major-mix", "1 closure mixing CUDA majors", "2 closures mixing CUDA majors"},
+            {"cuda-major-mix", "1 process mixing CUDA majors", "2 processes mixing CUDA majors"},
+            {"cuda-unloaded-major", "1 CUDA major whose libraries nothing loads",
+             "2 CUDA majors whose libraries nothing loads"},
             {"cuda-major-mismatch", "1 set of CUDA libraries of another major than declared",
              "2 sets of CUDA libraries of another major than declared"},
             {"driver-too-old", "1 host driver too old for the CUDA in the image",
@@ -364,6 +366,99 @@ TEST_SUITE("rootlock::cli") {
             "\n"
             "FAILED: 1 error, 0 warnings\n";
         CHECK(render({cuda_mismatch_from_lock(10)}, 2, 0) == expected);
+    }
+
+    TEST_CASE("a missing soname names its metadata-only owner and the remedy") {
+        Problem problem{"missing-soname", Severity::error, {}};
+        problem.fields["soname"] = "libcudnn.so.9";
+        problem.fields["needed_by"] = {k_sp + "/torch/lib/libtorch_cuda.so"};
+        problem.fields["candidates"] = Json::array();
+        problem.fields["owner"] = {{"dist", "nvidia-cudnn-cu12"},
+                                   {"version", "9.10.2.21"},
+                                   {"path", k_sp + "/nvidia/cudnn/lib/libcudnn.so.9"},
+                                   {"environment", k_sp}};
+        problem.fields["remedy"] =
+            "/opt/venv/bin/pip install --force-reinstall --no-deps nvidia-cudnn-cu12==9.10.2.21";
+        CHECK(render({problem}, 2, 0) ==
+              "rootlock check: /srv/ct101 (2 ELF objects checked, 0 symbol references bound)\n"
+              "\n"
+              "error: 1 missing shared library\n"
+              "  libcudnn.so.9\n"
+              "    needed by /opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so\n"
+              "    no copy anywhere in the checked paths\n"
+              "    listed in the RECORD of nvidia-cudnn-cu12 9.10.2.21, its file gone "
+              "(metadata-only)\n"
+              "    fix: /opt/venv/bin/pip install --force-reinstall --no-deps "
+              "nvidia-cudnn-cu12==9.10.2.21\n"
+              "\n"
+              "FAILED: 1 error, 0 warnings\n");
+    }
+
+    TEST_CASE("metadata-only findings with one cause fold into one line naming every dist") {
+        auto missing = [](const std::string& dist, const std::string& version, Json paths) {
+            Problem problem{"missing-record-file", Severity::warning, {}};
+            problem.fields["dist"] = dist;
+            problem.fields["version"] = version;
+            problem.fields["paths"] = std::move(paths);
+            problem.fields["environment"] = k_sp;
+            return problem;
+        };
+        const Json init = {k_sp + "/nvidia/__init__.py"};
+        CHECK(render({missing("nvidia-cublas-cu12", "12.8.4.1", init),
+                      missing("nvidia-nccl-cu12", "2.27.3", init),
+                      missing("nvidia-cufft-cu12", "11.3.3.83", init),
+                      missing("other", "1.0", {k_sp + "/other/__init__.py"})},
+                     2, 0) ==
+              "rootlock check: /srv/ct101 (2 ELF objects checked, 0 symbol references bound)\n"
+              "\n"
+              "warning: 4 distributions whose files are gone (metadata-only installs)\n"
+              "  /opt/venv/lib/python3.11/site-packages/nvidia/__init__.py listed in RECORD but "
+              "missing, for 3 distributions: nvidia-cublas-cu12 12.8.4.1, nvidia-cufft-cu12 "
+              "11.3.3.83, nvidia-nccl-cu12 2.27.3\n"
+              "  other 1.0: 1 file listed in RECORD but missing\n"
+              "    e.g. /opt/venv/lib/python3.11/site-packages/other/__init__.py\n"
+              "\n"
+              "OK: every object finds every library and version it needs (4 warnings)\n");
+    }
+
+    TEST_CASE("CUDA mixes say whether a failure follows, and unloaded majors name their dists") {
+        Problem warning{"cuda-major-mix", Severity::warning, {}};
+        warning.fields["family"] = "cublas";
+        warning.fields["majors"] = {12, 13};
+        warning.fields["objects"] = {"/a/libcublas.so.12", "/b/libcublas.so.13"};
+        Problem error = warning;
+        error.severity = Severity::error;
+        error.fields["failures"] = {"undefined symbol cublasX (needed by /e/_C.so)"};
+        Problem unloaded{"cuda-unloaded-major", Severity::warning, {}};
+        unloaded.fields["cuda_major"] = 13;
+        unloaded.fields["loaded_majors"] = {12};
+        unloaded.fields["libraries"] = {"/c/libcudart.so.13"};
+        unloaded.fields["distributions"] =
+            Json::array({{{"dist", "nvidia-cublas"}, {"version", "13.0.0.19"}},
+                         {{"dist", "nvidia-cuda-runtime"}, {"version", "13.0.48"}}});
+        CHECK(render({warning, error, unloaded}, 5, 0) ==
+              "rootlock check: /srv/ct101 (5 ELF objects checked, 0 symbol references bound)\n"
+              "\n"
+              "error: 1 process mixing CUDA majors\n"
+              "  cublas: CUDA 12 and 13 in one process\n"
+              "    objects /a/libcublas.so.12\n"
+              "            /b/libcublas.so.13\n"
+              "    and it fails: undefined symbol cublasX (needed by /e/_C.so)\n"
+              "\n"
+              "warning: 1 process mixing CUDA majors\n"
+              "  cublas: CUDA 12 and 13 in one process\n"
+              "    objects /a/libcublas.so.12\n"
+              "            /b/libcublas.so.13\n"
+              "    (each major has its own sonames: they load side by side until a failure "
+              "follows)\n"
+              "\n"
+              "warning: 1 CUDA major whose libraries nothing loads\n"
+              "  CUDA 13 libraries that nothing loads: nvidia-cublas 13.0.0.19, "
+              "nvidia-cuda-runtime 13.0.48\n"
+              "    (the processes here load CUDA 12: harmless until something loads these)\n"
+              "    /c/libcudart.so.13\n"
+              "\n"
+              "FAILED: 1 error, 2 warnings\n");
     }
 
     TEST_CASE("a kind this version does not know is printed as its JSON") {
