@@ -38,9 +38,13 @@ struct CheckCliOptions {
 int run_lock_verification(const CheckCliOptions& options, const fs::FileTree& tree) {
     if (options.paths.size() != 1)
         return fail_usage("--lock needs exactly one PATH: the environment to verify");
-    auto lock = pylock::read_pylock_file(options.lock);
-    if (!lock.ok())
-        return fail_usage(lock.error().text());
+    // Verifying installs nothing: uv's `hashes = {}` is a warning per artifact here.
+    auto read = pylock::read_pylock_file_lenient(options.lock);
+    if (!read.ok())
+        return fail_usage(read.error().text());
+    for (const auto& warning : read->warnings)
+        fmt::print(stderr, "{} {}\n", Style(stderr).yellow("warning:"), warning);
+    const pylock::Lock* lock = &read->lock;
     freeze::FreezeOptions freeze_options;
     freeze_options.venv = fs::normalize(options.paths.front());
     auto live = freeze::freeze_environment(tree, freeze_options);

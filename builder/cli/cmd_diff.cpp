@@ -19,12 +19,22 @@ struct DiffOptions {
     std::string format = "text";
 };
 
+// Read leniently: diff installs nothing, so uv's `hashes = {}` (find-links wheels) is one
+// warning line per artifact on stderr, and the rest of the lock is still compared.
+util::Result<pylock::Lock> read_lock(const std::string& path) {
+    ROOTLOCK_TRY(read, pylock::read_pylock_file_lenient(path));
+    const Style style(stderr);
+    for (const auto& warning : read.warnings)
+        fmt::print(stderr, "{} {}\n", style.yellow("warning:"), warning);
+    return std::move(read.lock);
+}
+
 int run_diff_command(const DiffOptions& options) {
     const std::string format = options.json ? "json" : options.format;
-    auto before = pylock::read_pylock_file(options.before);
+    auto before = read_lock(options.before);
     if (!before.ok())
         return fail_usage(before.error().text());
-    auto after = pylock::read_pylock_file(options.after);
+    auto after = read_lock(options.after);
     if (!after.ok())
         return fail_usage(after.error().text());
     const diff::LockDiff diff = diff::diff_locks(*before, *after);

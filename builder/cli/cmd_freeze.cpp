@@ -79,9 +79,14 @@ int run_freeze_command(const FreezeCliOptions& options) {
     if (!options.base_from.empty()) {
         // The venv's own root cannot say which tarball it was unpacked from: the lock it was
         // built from can, and with that base the frozen lock can be built again.
-        auto other = pylock::read_pylock_file(options.base_from);
-        if (!other.ok())
-            return fail_usage(other.error().text());
+        // Only its base is taken, nothing is installed from it: an artifact with uv's
+        // `hashes = {}` is a warning here (build still refuses the lock).
+        auto read = pylock::read_pylock_file_lenient(options.base_from);
+        if (!read.ok())
+            return fail_usage(read.error().text());
+        for (const auto& warning : read->warnings)
+            fmt::print(stderr, "{} {}\n", Style(stderr).yellow("warning:"), warning);
+        const auto other = &read->lock;
         if (!other->rootlock || other->rootlock->base.kind.empty())
             return fail_usage(options.base_from + ": has no [tool.rootlock.base] to take");
         pylock::LockRootlockData& data = *result->lock.rootlock;

@@ -98,26 +98,170 @@ std::map<std::string, const pylock::LockWheel*> wheels_by_name(const pylock::Loc
     return out;
 }
 
-std::optional<RebuiltWheel> compare_digests(const std::string& name, const pylock::LockWheel& b,
-                                            const pylock::LockWheel& a) {
-    std::string algorithm;
-    if (b.hashes.count("sha256") != 0 && a.hashes.count("sha256") != 0) {
-        algorithm = "sha256";
-    } else {
-        for (const auto& [candidate, digest] : b.hashes) {
-            if (a.hashes.count(candidate) != 0) {
-                algorithm = candidate;
-                break;
-            }
-        }
+using Hashes = std::map<std::string, std::string>;
+
+// sha256 when both have it, else the first algorithm in common, else "".
+std::string common_algorithm(const Hashes& b, const Hashes& a) {
+    if (b.count("sha256") != 0 && a.count("sha256") != 0)
+        return "sha256";
+    for (const auto& [candidate, digest] : b) {
+        if (a.count(candidate) != 0)
+            return candidate;
     }
+    return "";
+}
+
+std::optional<RebuiltWheel> compare_hashes(const std::string& name, const Hashes& b,
+                                           const Hashes& a, std::string kind) {
+    const std::string algorithm = common_algorithm(b, a);
     if (algorithm.empty())
         return std::nullopt;  // nothing in common to compare
-    const std::string& before = b.hashes.at(algorithm);
-    const std::string& after = a.hashes.at(algorithm);
+    const std::string& before = b.at(algorithm);
+    const std::string& after = a.at(algorithm);
     if (before == after)
         return std::nullopt;
-    return RebuiltWheel{name, algorithm, before, after};
+    return RebuiltWheel{name, algorithm, before, after, std::move(kind)};
+}
+
+std::optional<RebuiltWheel> compare_digests(const std::string& name, const pylock::LockWheel& b,
+                                            const pylock::LockWheel& a) {
+    return compare_hashes(name, b.hashes, a.hashes, "wheel");
+}
+
+// ---- the other sources: vcs, directory, archive, sdist ----
+
+// "wheels", "sdist, wheels", "vcs", ...: the kinds of source an entry names, "" for none.
+std::string source_of(const pylock::LockPackage& package) {
+    std::vector<std::string_view> kinds;
+    if (package.vcs)
+        kinds.push_back("vcs");
+    if (package.directory)
+        kinds.push_back("directory");
+    if (package.archive)
+        kinds.push_back("archive");
+    if (package.sdist)
+        kinds.push_back("sdist");
+    if (!package.wheels.empty())
+        kinds.push_back("wheels");
+    return fmt::format("{}", fmt::join(kinds, ", "));
+}
+
+// A kind of source was swapped for another; an entry without any (freeze's) is no change.
+bool source_swapped(const PackageChange& change) {
+    return !change.source_before.empty() && !change.source_after.empty() &&
+           change.source_before != change.source_after;
+}
+
+class SourceFields {
+  public:
+    SourceFields(PackageChange& change, std::string source)
+        : m_change(change), m_source(std::move(source)) {}
+
+    void add(std::string field, const std::string& before, const std::string& after) {
+        if (before == after)
+            return;
+        m_change.source_fields.push_back(
+            SourceFieldChange{m_source, std::move(field), before, after});
+        m_any = true;
+    }
+    void add(std::string field, const std::optional<std::string>& before,
+             const std::optional<std::string>& after) {
+        add(std::move(field), before.value_or(""), after.value_or(""));
+    }
+    bool any() const { return m_any; }
+
+  private:
+    PackageChange& m_change;
+    std::string m_source;
+    bool m_any = false;
+};
+
+std::string text_of(const std::optional<uint64_t>& size) {
+    return size ? std::to_string(*size) : "";
+}
+
+std::string text_of(const std::optional<bool>& flag) {
+    return flag ? (*flag ? "true" : "false") : "";
+}
+
+std::string algorithms(const Hashes& hashes) {
+    std::vector<std::string> names;
+    for (const auto& [algorithm, digest] : hashes)
+        names.push_back(algorithm);
+    return fmt::format("{}", fmt::join(names, " "));
+}
+
+// The file name of an sdist, or what names an archive: its name key, else the last segment of
+// its URL or path, percent-decoded.
+std::string archive_name(const pylock::LockArchive& archive) {
+    pylock::LockWheel as_file;
+    as_file.name = archive.name;
+    as_file.url = archive.url;
+    as_file.path = archive.path;
+    return wheel_name(as_file);
+}
+
+void diff_archive(const pylock::LockArchive& b, const pylock::LockArchive& a,
+                  const std::string& source, PackageChange& change) {
+    SourceFields fields(change, source);
+    const std::string name_b = archive_name(b);
+    const std::string name_a = archive_name(a);
+    if (source == "sdist")
+        fields.add("name", name_b, name_a);
+    fields.add("url", b.url, a.url);
+    fields.add("path", b.path, a.path);
+    // An archive has no file name to tell two artifacts apart: the same version with another
+    // digest is a rebuild wherever it lives. An sdist, like a wheel, needs its file name kept.
+    std::optional<RebuiltWheel> rebuilt;
+    if (source == "archive" || name_b == name_a)
+        rebuilt = compare_hashes(name_a, b.hashes, a.hashes, source);
+    if (rebuilt)
+        change.rebuilt.push_back(std::move(*rebuilt));
+    else
+        fields.add("size", text_of(b.size), text_of(a.size));
+    if (common_algorithm(b.hashes, a.hashes).empty())
+        fields.add("hashes", algorithms(b.hashes), algorithms(a.hashes));
+    if (source == "archive")
+        fields.add("subdirectory", b.subdirectory, a.subdirectory);
+    if (fields.any())
+        change.kinds.push_back(source == "sdist" ? PackageChangeKind::sdist_changed
+                                                 : PackageChangeKind::archive_changed);
+}
+
+void diff_vcs(const pylock::LockVcs& b, const pylock::LockVcs& a, PackageChange& change) {
+    SourceFields fields(change, "vcs");
+    fields.add("type", b.type, a.type);
+    fields.add("url", b.url, a.url);
+    fields.add("path", b.path, a.path);
+    fields.add("requested-revision", b.requested_revision, a.requested_revision);
+    fields.add("commit-id", b.commit_id, a.commit_id);
+    fields.add("subdirectory", b.subdirectory, a.subdirectory);
+    if (fields.any())
+        change.kinds.push_back(PackageChangeKind::vcs_changed);
+}
+
+void diff_directory(const pylock::LockDirectory& b, const pylock::LockDirectory& a,
+                    PackageChange& change) {
+    SourceFields fields(change, "directory");
+    fields.add("path", b.path, a.path);
+    fields.add("editable", text_of(b.editable), text_of(a.editable));
+    fields.add("subdirectory", b.subdirectory, a.subdirectory);
+    if (fields.any())
+        change.kinds.push_back(PackageChangeKind::directory_changed);
+}
+
+// The sources both entries of one version have, field by field; `kinds` is kept in enum order
+// by the caller, which sorts it.
+void diff_sources(const pylock::LockPackage& b, const pylock::LockPackage& a,
+                  PackageChange& change) {
+    if (b.vcs && a.vcs)
+        diff_vcs(*b.vcs, *a.vcs, change);
+    if (b.directory && a.directory)
+        diff_directory(*b.directory, *a.directory, change);
+    if (b.archive && a.archive)
+        diff_archive(*b.archive, *a.archive, "archive", change);
+    if (b.sdist && a.sdist)
+        diff_archive(*b.sdist, *a.sdist, "sdist", change);
 }
 
 PackageChange start_change(const pylock::LockPackage* b, const pylock::LockPackage* a) {
@@ -126,10 +270,12 @@ PackageChange start_change(const pylock::LockPackage* b, const pylock::LockPacka
     if (b != nullptr) {
         change.before = b->version;
         change.before_index = b->index;
+        change.source_before = source_of(*b);
     }
     if (a != nullptr) {
         change.after = a->version;
         change.after_index = a->index;
+        change.source_after = source_of(*a);
     }
     return change;
 }
@@ -140,8 +286,14 @@ std::optional<PackageChange> diff_same_version(const pylock::LockPackage& b,
     PackageChange change = start_change(&b, &a);
     if (b.index != a.index)
         change.kinds.push_back(PackageChangeKind::index_moved);
-    const auto wb = wheels_by_name(b);
-    const auto wa = wheels_by_name(a);
+    if (source_swapped(change))
+        change.kinds.push_back(PackageChangeKind::source_changed);
+    // wheels -> vcs says so once (source-changed), not again as every wheel gone.
+    const bool only_one_has_wheels = b.wheels.empty() != a.wheels.empty();
+    const bool compare_wheels = !(source_swapped(change) && only_one_has_wheels);
+    using Wheels = std::map<std::string, const pylock::LockWheel*>;
+    const Wheels wb = compare_wheels ? wheels_by_name(b) : Wheels{};
+    const Wheels wa = compare_wheels ? wheels_by_name(a) : Wheels{};
     for (const auto& [name, wheel] : wb) {
         auto found = wa.find(name);
         if (found == wa.end()) {
@@ -154,10 +306,12 @@ std::optional<PackageChange> diff_same_version(const pylock::LockPackage& b,
         if (wb.count(name) == 0)
             change.wheels_added.push_back(name);
     }
+    diff_sources(b, a, change);
     if (!change.rebuilt.empty())
         change.kinds.push_back(PackageChangeKind::rebuilt);
     if (!change.wheels_removed.empty() || !change.wheels_added.empty())
         change.kinds.push_back(PackageChangeKind::wheel_changed);
+    std::sort(change.kinds.begin(), change.kinds.end());
     if (change.kinds.empty())
         return std::nullopt;
     return change;
@@ -197,6 +351,8 @@ void diff_name(const std::vector<const pylock::LockPackage*>& before,
         change.kinds.push_back(compare_versions(left_before[0]->version, left_after[0]->version) < 0
                                    ? PackageChangeKind::upgraded
                                    : PackageChangeKind::downgraded);
+        if (source_swapped(change))
+            change.kinds.push_back(PackageChangeKind::source_changed);
         out.push_back(std::move(change));
         return;
     }
@@ -446,10 +602,20 @@ std::string to_string(PackageChangeKind kind) {
             return "downgraded";
         case PackageChangeKind::index_moved:
             return "index-moved";
+        case PackageChangeKind::source_changed:
+            return "source-changed";
         case PackageChangeKind::rebuilt:
             return "rebuilt";
         case PackageChangeKind::wheel_changed:
             return "wheel-changed";
+        case PackageChangeKind::vcs_changed:
+            return "vcs-changed";
+        case PackageChangeKind::directory_changed:
+            return "directory-changed";
+        case PackageChangeKind::archive_changed:
+            return "archive-changed";
+        case PackageChangeKind::sdist_changed:
+            return "sdist-changed";
     }
     return "unknown";
 }

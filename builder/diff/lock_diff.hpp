@@ -27,22 +27,46 @@ enum class PackageChangeKind {
     removed,
     upgraded,
     downgraded,
-    index_moved,    // same version, another index URL
-    rebuilt,        // same version, same wheel file name, another digest: the loud one
-    wheel_changed,  // same version, another set of wheel file names (another platform tag)
+    index_moved,     // same version, another index URL
+    source_changed,  // another kind of source (wheels -> vcs), whatever the versions
+    // same version, same wheel or sdist file name (or the archive), another digest: the loud one
+    rebuilt,
+    wheel_changed,      // same version, another set of wheel file names (another platform tag)
+    vcs_changed,        // same version, a [packages.vcs] field differs (commit-id, url, ...)
+    directory_changed,  // same version, a [packages.directory] field differs
+    archive_changed,    // same version, a [packages.archive] field differs (url, path, size, ...)
+    sdist_changed,      // same version, a [packages.sdist] field differs (name, url, size, ...)
 };
 
-// "added", "removed", "upgraded", "downgraded", "index-moved", "rebuilt", "wheel-changed".
+// "added", "removed", "upgraded", "downgraded", "index-moved", "source-changed", "rebuilt",
+// "wheel-changed", "vcs-changed", "directory-changed", "archive-changed", "sdist-changed".
 std::string to_string(PackageChangeKind kind);
 
-// A wheel with the same file name in both locks and a different digest.
+// A wheel or sdist with the same file name in both locks, or the archive of both, and a
+// different digest.
 struct RebuiltWheel {
-    std::string wheel;      // file name
+    std::string wheel;      // file name (an archive's: the last segment of its url or path)
     std::string algorithm;  // "sha256" when both locks have it, else the first algorithm in common
     std::string before;     // lowercase hex
     std::string after;
+    std::string kind = "wheel";  // "wheel", "sdist" or "archive"
 
     bool operator==(const RebuiltWheel&) const = default;
+};
+
+// One field of a package's vcs, directory, archive or sdist that differs between two entries of
+// the same version. "" stands for absent; editable reads "true" or "false".
+struct SourceFieldChange {
+    std::string source;  // "vcs", "directory", "archive", "sdist"
+    // vcs: type, url, path, requested-revision, commit-id, subdirectory; directory: path,
+    // editable, subdirectory; archive: url, path, size, hashes, subdirectory; sdist: name, url,
+    // path, size, hashes. `hashes` (the algorithms, joined by spaces) only when the two share
+    // none, so that no digest can be compared; size only when the digest did not change.
+    std::string field;
+    std::string before;
+    std::string after;
+
+    bool operator==(const SourceFieldChange&) const = default;
 };
 
 struct PackageChange {
@@ -53,6 +77,10 @@ struct PackageChange {
     std::string before_index, after_index;  // the entries' index URLs ("" when absent)
     std::vector<std::string> wheels_removed, wheels_added;  // file names; for wheel_changed
     std::vector<RebuiltWheel> rebuilt;                      // for rebuilt
+    // The sources of each side ("wheels", "sdist, wheels", "vcs", "directory", "archive"; ""
+    // for a side without the package or an entry with no source, as freeze writes them).
+    std::string source_before, source_after;
+    std::vector<SourceFieldChange> source_fields;  // for vcs-, directory-, archive-, sdist-changed
 
     bool operator==(const PackageChange&) const = default;
 };

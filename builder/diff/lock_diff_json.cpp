@@ -39,7 +39,15 @@ Json json_packages(const std::vector<PackageChange>& list) {
             entry["rebuilt"].push_back(Json{{"wheel", wheel.wheel},
                                             {"algorithm", wheel.algorithm},
                                             {"before", wheel.before},
-                                            {"after", wheel.after}});
+                                            {"after", wheel.after},
+                                            {"kind", wheel.kind}});
+        entry["source"] = Json{{"before", change.source_before}, {"after", change.source_after}};
+        entry["source_fields"] = Json::array();
+        for (const auto& field : change.source_fields)
+            entry["source_fields"].push_back(Json{{"source", field.source},
+                                                  {"field", field.field},
+                                                  {"before", field.before},
+                                                  {"after", field.after}});
         out.push_back(std::move(entry));
     }
     return out;

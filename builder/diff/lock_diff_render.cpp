@@ -50,10 +50,59 @@ std::string name_version(const std::string& name, const std::string& version) {
     return version.empty() ? name : name + " " + version;
 }
 
+// An sdist or archive is always named with its kind; a wheel only when several were rebuilt.
+std::string rebuilt_which(const PackageChange& change, const RebuiltWheel& wheel) {
+    if (wheel.kind != "wheel")
+        return " " + wheel.kind + " " + wheel.wheel;
+    return change.rebuilt.size() > 1 ? " " + wheel.wheel : "";
+}
+
 std::string rebuilt_text(const PackageChange& change, const RebuiltWheel& wheel) {
-    const std::string which = change.rebuilt.size() > 1 ? " " + wheel.wheel : "";
-    return fmt::format("rebuilt{}: {} {} -> {}", which, wheel.algorithm, shown(wheel.before),
-                       shown(wheel.after));
+    return fmt::format("rebuilt{}: {} {} -> {}", rebuilt_which(change, wheel), wheel.algorithm,
+                       shown(wheel.before), shown(wheel.after));
+}
+
+// A source field's value: a git commit id is cut to 12 hex digits, as git's short form.
+std::string shown_source(const SourceFieldChange& field, const std::string& value) {
+    if (field.field == "commit-id" && value.size() == 40 &&
+        value.find_first_not_of("0123456789abcdef") == std::string::npos)
+        return value.substr(0, 12) + "...";
+    return shown(value);
+}
+
+// "vcs commit-id 1a2b3c4d5e6f... -> 6f5e4d3c2b1a...".
+std::string source_field_text(const SourceFieldChange& field) {
+    return fmt::format("{} {} {} -> {}", field.source, field.field,
+                       shown_source(field, field.before), shown_source(field, field.after));
+}
+
+std::string source_kind_text(const PackageChange& change) {
+    return fmt::format("source {} -> {}", shown(change.source_before), shown(change.source_after));
+}
+
+// The source a *-changed kind is about.
+std::string_view source_of_kind(PackageChangeKind kind) {
+    switch (kind) {
+        case PackageChangeKind::vcs_changed:
+            return "vcs";
+        case PackageChangeKind::directory_changed:
+            return "directory";
+        case PackageChangeKind::archive_changed:
+            return "archive";
+        case PackageChangeKind::sdist_changed:
+            return "sdist";
+        default:
+            return "";
+    }
+}
+
+std::vector<std::string> source_field_texts(const PackageChange& change, PackageChangeKind kind) {
+    std::vector<std::string> out;
+    for (const auto& field : change.source_fields) {
+        if (field.source == source_of_kind(kind))
+            out.push_back(source_field_text(field));
+    }
+    return out;
 }
 
 // Where one side of a .deb came from: its archive's suite, else the archive's name.
@@ -178,6 +227,19 @@ void text_packages(TextOut& out, std::string_view header, const std::vector<Pack
                              fmt::format("{}: wheel {} -> {} (wheel-changed)", here,
                                          joined_or_none(change.wheels_removed),
                                          joined_or_none(change.wheels_added)));
+                    break;
+                case PackageChangeKind::source_changed:
+                    out.line(
+                        '~', k_yellow,
+                        fmt::format("{}: {} (source-changed)", here, source_kind_text(change)));
+                    break;
+                case PackageChangeKind::vcs_changed:
+                case PackageChangeKind::directory_changed:
+                case PackageChangeKind::archive_changed:
+                case PackageChangeKind::sdist_changed:
+                    for (const auto& text : source_field_texts(change, kind))
+                        out.line('~', k_yellow,
+                                 fmt::format("{}: {} ({})", here, text, to_string(kind)));
                     break;
             }
         }
@@ -326,6 +388,18 @@ std::string md_change(const PackageChange& change) {
                                             joined_or_none(change.wheels_removed),
                                             joined_or_none(change.wheels_added)));
                 break;
+            case PackageChangeKind::source_changed:
+                parts.push_back(fmt::format("source-changed ({} -> {})",
+                                            shown(change.source_before),
+                                            shown(change.source_after)));
+                break;
+            case PackageChangeKind::vcs_changed:
+            case PackageChangeKind::directory_changed:
+            case PackageChangeKind::archive_changed:
+            case PackageChangeKind::sdist_changed:
+                parts.push_back(fmt::format("{} ({})", to_string(kind),
+                                            joined(source_field_texts(change, kind), "; ")));
+                break;
             default:
                 parts.push_back(to_string(kind));
         }
@@ -462,10 +536,12 @@ std::string render_diff_markdown(const LockDiff& diff) {
     for (const auto* group : {&diff.torch, &diff.nvidia, &diff.packages}) {
         for (const auto& change : *group) {
             for (const auto& wheel : change.rebuilt) {
+                const std::string what =
+                    wheel.kind == "wheel" ? "" : cell(wheel.kind + " " + wheel.wheel) + " ";
                 out += fmt::format(
-                    "{}> **Warning:** {} was rebuilt under the same version: {} {} -> {}\n",
+                    "{}> **Warning:** {} was rebuilt under the same version: {}{} {} -> {}\n",
                     warned ? ">\n" : "\n", cell(name_version(change.name, version_of(change))),
-                    wheel.algorithm, shown(wheel.before), shown(wheel.after));
+                    what, wheel.algorithm, shown(wheel.before), shown(wheel.after));
                 warned = true;
             }
         }

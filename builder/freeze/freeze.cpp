@@ -19,7 +19,10 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "fetch/base_facts.hpp"
+#include "freeze/python_version.hpp"
 #include "fs/directory_tree.hpp"
 #include "fs/path_resolve.hpp"
 #include "fs/tree_errors.hpp"
@@ -77,24 +80,6 @@ bool climbs_above_root(std::string_view dir, std::string_view relative) {
         }
     }
     return false;
-}
-
-// "3.11.2": three dot-separated runs of digits.
-bool is_full_version(std::string_view text) {
-    int parts = 0;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t end = text.find('.', pos);
-        if (end == std::string_view::npos)
-            end = text.size();
-        const std::string_view part = text.substr(pos, end - pos);
-        if (part.empty() ||
-            !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            return false;
-        ++parts;
-        pos = end + 1;
-    }
-    return parts == 3;
 }
 
 // One RECORD algorithm: util::Sha256 for sha256 (nearly every RECORD), OpenSSL's EVP for the
@@ -331,10 +316,27 @@ pylock::LockTarget read_target(const fs::FileTree& tree, const python::PythonEnv
         return target;
     }
     const std::string prefix = env.version + ".";
-    if (env.pyvenv && is_full_version(env.pyvenv->version) &&
-        starts_with(env.pyvenv->version, prefix))
-        target.python_full = env.pyvenv->version;
+    // The environment's own interpreter first: a pyenv or conda prefix runs on its own Python,
+    // and the root's /usr/bin/python3.N (which read_base_facts describes) may be another one.
+    const EnvironmentPython own = environment_python(tree, env);
+    target.python_full = own.version;
     auto facts = fetch::read_base_facts(tree, env.version, tree.describe());
+    if (facts.ok() && !own.version.empty() && starts_with(facts->python_full, prefix) &&
+        facts->python_full != own.version)
+        notes.push_back(fmt::format("the environment's Python {} ({}) is not the root's {} {}",
+                                    own.version, own.source, facts->python_interpreter,
+                                    facts->python_full));
+    // Does the environment run on the root's interpreter? Only then does its version (from
+    // dpkg's database) describe the environment; else an unknown version stays unknown.
+    const auto root_python =
+        facts.ok() ? fs::resolve(tree, facts->python_interpreter) : std::nullopt;
+    const bool on_root_python = own.prefix.empty() || (root_python && env.interpreter &&
+                                                       root_python->path == *env.interpreter);
+    if (own.version.empty() && !on_root_python)
+        notes.push_back(fmt::format(
+            "{}: the environment's Python {} names no full version (no "
+            "include/python{}/patchlevel.h or conda-meta record): python-full left empty",
+            *env.interpreter, env.version, env.version));
     if (!facts.ok()) {
         // The loader's errors already name the root: do not say it twice.
         std::string text = facts.error().text();
@@ -346,7 +348,7 @@ pylock::LockTarget read_target(const fs::FileTree& tree, const python::PythonEnv
     }
     target.arch = facts->arch;
     target.glibc = facts->glibc();
-    if (target.python_full.empty() && starts_with(facts->python_full, prefix))
+    if (target.python_full.empty() && on_root_python && starts_with(facts->python_full, prefix))
         target.python_full = facts->python_full;
     return target;
 }

@@ -28,6 +28,44 @@ struct LockWheel {
     bool operator==(const LockWheel&) const = default;
 };
 
+// PEP 751's other sources of a package, kept so that `diff` can compare them; rootlock's own
+// locks never write them. [packages.vcs]: a commit of a repository.
+struct LockVcs {
+    std::string type;                               // "git", "hg", "bzr", "svn"
+    std::string url;                                // the repository, or "" when path is set
+    std::string path;                               // a local repository
+    std::optional<std::string> requested_revision;  // the branch or tag asked for
+    std::string commit_id;                          // the exact commit (required)
+    std::optional<std::string> subdirectory;
+
+    bool operator==(const LockVcs&) const = default;
+};
+
+// [packages.directory]: a local source tree.
+struct LockDirectory {
+    std::string path;
+    std::optional<bool> editable;
+    std::optional<std::string> subdirectory;
+
+    bool operator==(const LockDirectory&) const = default;
+};
+
+// [packages.archive] (a source or wheel archive at a URL, as a direct reference names one) and
+// [packages.sdist]; `name` is the sdist's file name and is never set for an archive.
+struct LockArchive {
+    std::string name;  // sdist only: file name; "" when absent
+    std::string url;
+    std::string path;
+    std::optional<uint64_t> size;            // at most INT64_MAX
+    std::optional<std::string> upload_time;  // as for LockWheel
+    // algorithm -> lowercase hex. PEP 751 forbids an empty table, but uv writes `hashes = {}`
+    // for files from a find-links page: only read_pylock_lenient keeps such an entry.
+    std::map<std::string, std::string> hashes;
+    std::optional<std::string> subdirectory;  // archive only
+
+    bool operator==(const LockArchive&) const = default;
+};
+
 // An entry of [[packages]].dependencies: enough to find the package entry it names.
 struct PackageDependency {
     std::string name;
@@ -44,6 +82,10 @@ struct PackageRootlockData {
     // Symbol versions those objects need from outside ("GLIBC_2.17", "GLIBCXX_3.4.29"), sorted,
     // unique; empty in locks written before rootlock recorded them.
     std::vector<std::string> needs_versions;
+    // The wheel was yanked (PEP 592) and chosen for an exact pin: the index's reason, "" when it
+    // gave none; nullopt when not yanked. Written `yanked = "reason"` or `yanked = true` (PEP 751
+    // has no field for it).
+    std::optional<std::string> yanked;
 
     bool operator==(const PackageRootlockData&) const = default;
 };
@@ -55,8 +97,12 @@ struct LockPackage {
     std::optional<std::string> requires_python;
     std::vector<PackageDependency> dependencies;  // sorted by (name, version)
     std::string index;                            // the index URL it came from, or ""
+    // PEP 751 allows one of vcs, directory and archive, or sdist and wheels; foreign locks only.
+    std::optional<LockVcs> vcs;
+    std::optional<LockDirectory> directory;
+    std::optional<LockArchive> archive;
+    std::optional<LockArchive> sdist;
     // rootlock locks exactly one wheel per package for the target; the reader accepts several.
-    // Other sources (sdist, archive, vcs, directory) of foreign locks are not kept.
     std::vector<LockWheel> wheels;
     std::optional<PackageRootlockData> rootlock;
 
@@ -179,10 +225,28 @@ Lock canonicalize(Lock lock);
 std::string write_pylock(const Lock& lock);
 
 // Reads a lock rootlock wrote, or a foreign PEP 751 lock (keeping what the model holds).
-// Errors read "FILE:LINE:COL: problem"; the first problem in the file is reported.
+// Errors read "FILE:LINE:COL: problem"; the first problem in the file is reported, except that
+// wheels, sdists and archives with `hashes = {}` are refused together, each named: "FILE:L:C: 2
+// artifacts have an empty hashes table (PEP 751 requires a hash, and an unverified file is not
+// installed): foo 1.0: wheel foo-1.0-py3-none-any.whl (6:33), bar 2.0: sdist bar-2.0.tar.gz
+// (9:1)". Anything that installs from a lock reads it this way.
 util::Result<Lock> read_pylock(std::string_view text, const std::string& file_name);
+
+// A lock read by read_pylock_lenient, with what it let through.
+struct LenientLock {
+    Lock lock;
+    // One per artifact with `hashes = {}` (uv writes them for wheels of a find-links page), in
+    // file order: "FILE:L:C: foo 1.0: wheel foo-1.0-py3-none-any.whl has an empty hashes table
+    // (PEP 751 requires a hash; it cannot be verified)". The artifact is kept, with no hashes.
+    std::vector<std::string> warnings;
+};
+
+// As read_pylock, but for commands that only read a lock (diff, freeze --base-from, check
+// --lock): an empty hashes table is a warning, not an error.
+util::Result<LenientLock> read_pylock_lenient(std::string_view text, const std::string& file_name);
 
 // Reads the file at `path` and parses it as above; an unreadable file is "PATH: strerror".
 util::Result<Lock> read_pylock_file(const std::string& path);
+util::Result<LenientLock> read_pylock_file_lenient(const std::string& path);
 
 }  // namespace rootlock::pylock

@@ -208,6 +208,13 @@ class Reader {
         return formatted.str();
     }
 
+    // An artifact with `hashes = {}`: refused by the strict reader, a warning for the lenient
+    // one; kept apart from the problems so that every such artifact can be named at once.
+    void add_empty_hashes(Position at, std::string artifact) {
+        m_empty_hashes.push_back(Problem{at, std::move(artifact)});
+    }
+    const std::vector<Problem>& empty_hashes() const { return m_empty_hashes; }
+
   private:
     // The text of a one-line region; toml++ counts columns in code points, not bytes.
     std::string source_text(const toml::source_region& region) const {
@@ -238,6 +245,7 @@ class Reader {
     std::string_view m_text;
     const std::string& m_file;
     std::vector<Problem> m_problems;
+    std::vector<Problem> m_empty_hashes;
 };
 
 // Hex lengths of the digests whose size is known; other algorithms are kept unchecked.
@@ -251,43 +259,144 @@ std::optional<std::size_t> hex_length(std::string_view algorithm) {
     return std::nullopt;
 }
 
-LockWheel read_wheel(Reader& r, const View& view) {
+// The last segment of a URL or path, without query or fragment: what names an artifact that
+// has no name key.
+std::string last_segment(std::string_view where) {
+    where = where.substr(0, where.find_first_of("?#"));
+    if (const std::size_t slash = where.find_last_of('/'); slash != std::string_view::npos)
+        where = where.substr(slash + 1);
+    return std::string(where);
+}
+
+// An artifact's `hashes`; the position of an empty table, which the caller names.
+std::optional<Position> read_hashes(Reader& r, const View& view,
+                                    std::map<std::string, std::string>& out) {
+    const toml::table* hashes = r.table(view, "hashes", true);
+    if (hashes == nullptr)
+        return std::nullopt;
+    const View hashes_view{*hashes, view.key_path("hashes")};
+    if (hashes->empty())
+        return position_of(hashes->source());
+    for (const auto& [key, node] : *hashes) {
+        const std::string algorithm(key.str());
+        const auto digest = r.string(hashes_view, algorithm, false);
+        if (!digest)
+            continue;
+        const auto length = hex_length(algorithm);
+        if (length && !is_lower_hex(*digest, *length)) {
+            r.add(node, hashes_view.key_path(algorithm) + " " + quoted(*digest) + " is not " +
+                            std::to_string(*length) + " lowercase hex digits");
+            continue;
+        }
+        out.emplace(algorithm, *digest);
+    }
+    return std::nullopt;
+}
+
+// PEP 751 asks every file source for url or path.
+void require_url_or_path(Reader& r, const View& view) {
+    if (!view.table.contains("url") && !view.table.contains("path"))
+        r.add(position_of(view.table.source()), view.path + " has neither \"url\" nor \"path\"");
+}
+
+// "foo 1.0: wheel foo-1.0-py3-none-any.whl", for the messages about one artifact.
+std::string artifact_phrase(const LockPackage& package, std::string_view kind,
+                            const std::string& name, const std::string& url,
+                            const std::string& path) {
+    const std::string who =
+        package.version.empty() ? package.name : package.name + " " + package.version;
+    std::string what = name.empty() ? last_segment(url.empty() ? path : url) : name;
+    return who + ": " + std::string(kind) + (what.empty() ? "" : " " + what);
+}
+
+LockWheel read_wheel(Reader& r, const View& view, const LockPackage& package) {
     LockWheel wheel;
     wheel.name = r.string(view, "name", false).value_or("");
     wheel.upload_time = r.date_time(view, "upload-time");
     wheel.url = r.string(view, "url", false).value_or("");
     wheel.path = r.string(view, "path", false).value_or("");
-    if (!view.table.contains("url") && !view.table.contains("path"))
-        r.add(position_of(view.table.source()), view.path + " has neither \"url\" nor \"path\"");
+    require_url_or_path(r, view);
     wheel.size = r.count(view, "size", false);
-    if (const toml::table* hashes = r.table(view, "hashes", true)) {
-        const View hashes_view{*hashes, view.key_path("hashes")};
-        if (hashes->empty())
-            r.add(position_of(hashes->source()), hashes_view.path + " is empty");
-        for (const auto& [key, node] : *hashes) {
-            const std::string algorithm(key.str());
-            const auto digest = r.string(hashes_view, algorithm, false);
-            if (!digest)
-                continue;
-            const auto length = hex_length(algorithm);
-            if (length && !is_lower_hex(*digest, *length)) {
-                r.add(node, hashes_view.key_path(algorithm) + " " + quoted(*digest) + " is not " +
-                                std::to_string(*length) + " lowercase hex digits");
-                continue;
-            }
-            wheel.hashes.emplace(algorithm, *digest);
-        }
-    }
+    if (auto empty = read_hashes(r, view, wheel.hashes))
+        r.add_empty_hashes(*empty,
+                           artifact_phrase(package, "wheel", wheel.name, wheel.url, wheel.path));
     return wheel;
 }
 
+// [packages.sdist] (`kind` "sdist") or [packages.archive] ("archive").
+LockArchive read_archive(Reader& r, const View& view, const LockPackage& package,
+                         std::string_view kind) {
+    LockArchive archive;
+    if (kind == "sdist")
+        archive.name = r.string(view, "name", false).value_or("");
+    archive.upload_time = r.date_time(view, "upload-time");
+    archive.url = r.string(view, "url", false).value_or("");
+    archive.path = r.string(view, "path", false).value_or("");
+    require_url_or_path(r, view);
+    archive.size = r.count(view, "size", false);
+    if (kind == "archive")
+        archive.subdirectory = r.string(view, "subdirectory", false);
+    if (auto empty = read_hashes(r, view, archive.hashes))
+        r.add_empty_hashes(*empty,
+                           artifact_phrase(package, kind, archive.name, archive.url, archive.path));
+    return archive;
+}
+
+LockVcs read_vcs(Reader& r, const View& view) {
+    LockVcs vcs;
+    vcs.type = r.string(view, "type", true).value_or("");
+    vcs.url = r.string(view, "url", false).value_or("");
+    vcs.path = r.string(view, "path", false).value_or("");
+    require_url_or_path(r, view);
+    vcs.requested_revision = r.string(view, "requested-revision", false);
+    vcs.commit_id = r.string(view, "commit-id", true).value_or("");
+    vcs.subdirectory = r.string(view, "subdirectory", false);
+    return vcs;
+}
+
+LockDirectory read_directory(Reader& r, const View& view) {
+    LockDirectory directory;
+    directory.path = r.string(view, "path", true).value_or("");
+    directory.editable = r.boolean(view, "editable", false);
+    directory.subdirectory = r.string(view, "subdirectory", false);
+    return directory;
+}
+
+// PEP 751: vcs, directory and archive exclude each other and sdist and wheels.
+void check_one_source(Reader& r, const View& view) {
+    std::vector<std::string_view> present;
+    for (std::string_view key : {"vcs", "directory", "archive"}) {
+        if (view.table.contains(key))
+            present.push_back(key);
+    }
+    if (present.empty())
+        return;
+    for (std::string_view key : {"sdist", "wheels"}) {
+        if (view.table.contains(key))
+            present.push_back(key);
+    }
+    if (present.size() > 1)
+        r.add(*view.table.get(present[1]),
+              view.path + " has both " + quoted(present[0]) + " and " + quoted(present[1]) +
+                  " (PEP 751: vcs, directory and archive each exclude every other source)");
+}
+
 PackageRootlockData read_package_tool(Reader& r, const View& view) {
-    r.check_keys(view, {"provides", "needs", "requested", "needs-versions"});
+    r.check_keys(view, {"provides", "needs", "requested", "needs-versions", "yanked"});
     PackageRootlockData data;
     data.provides = r.strings(view, "provides", false);
     data.needs = r.strings(view, "needs", false);
     data.requested = r.boolean(view, "requested", false).value_or(false);
     data.needs_versions = r.strings(view, "needs-versions", false);
+    // PEP 592's two spellings, as the simple API's "yanked": a reason, or a boolean.
+    if (const toml::node* yanked = r.get(view, "yanked", false)) {
+        if (const auto* reason = yanked->as_string())
+            data.yanked = reason->get();
+        else if (const auto* flag = yanked->as_boolean())
+            data.yanked = flag->get() ? std::optional<std::string>("") : std::nullopt;
+        else
+            r.wrong_type(view, "yanked", *yanked, "a boolean or a string");
+    }
     return data;
 }
 
@@ -313,8 +422,18 @@ LockPackage read_package(Reader& r, const View& view) {
         package.dependencies.push_back(std::move(dependency));
     }
     package.index = r.string(view, "index", false).value_or("");
+    check_one_source(r, view);
+    if (const toml::table* vcs = r.table(view, "vcs", false))
+        package.vcs = read_vcs(r, View{*vcs, view.key_path("vcs")});
+    if (const toml::table* directory = r.table(view, "directory", false))
+        package.directory = read_directory(r, View{*directory, view.key_path("directory")});
+    if (const toml::table* archive = r.table(view, "archive", false))
+        package.archive =
+            read_archive(r, View{*archive, view.key_path("archive")}, package, "archive");
+    if (const toml::table* sdist = r.table(view, "sdist", false))
+        package.sdist = read_archive(r, View{*sdist, view.key_path("sdist")}, package, "sdist");
     for (const View& entry : r.tables(view, "wheels", false))
-        package.wheels.push_back(read_wheel(r, entry));
+        package.wheels.push_back(read_wheel(r, entry, package));
     if (const toml::table* tool = r.table(view, "tool", false)) {
         const View tool_view{*tool, view.key_path("tool")};
         if (const toml::table* ours = r.table(tool_view, "rootlock", false))
@@ -488,7 +607,10 @@ void check_lock_version(Reader& r, const toml::node& node, const std::string& ve
 
 }  // namespace
 
-util::Result<Lock> read_pylock(std::string_view text, const std::string& file_name) {
+namespace {
+
+util::Result<LenientLock> read_any(std::string_view text, const std::string& file_name,
+                                   bool lenient) {
     Reader r(text, file_name);
     toml::table root;
     try {
@@ -516,12 +638,51 @@ util::Result<Lock> read_pylock(std::string_view text, const std::string& file_na
     }
     if (auto error = r.first())
         return *error;
-    return lock;
+    const auto& empty = r.empty_hashes();
+    const auto at = [](const Position& p) {
+        return std::to_string(p.line) + ":" + std::to_string(p.column);
+    };
+    LenientLock out;
+    if (!lenient && !empty.empty()) {
+        std::string list;
+        for (const Problem& problem : empty)
+            list += (list.empty() ? "" : ", ") + problem.message + " (" + at(problem.at) + ")";
+        const std::string count =
+            empty.size() == 1 ? "1 artifact has" : std::to_string(empty.size()) + " artifacts have";
+        return r.located(empty.front().at,
+                         count +
+                             " an empty hashes table (PEP 751 requires a hash, and an "
+                             "unverified file is not installed): " +
+                             list);
+    }
+    for (const Problem& problem : empty)
+        out.warnings.push_back(r.located(problem.at, problem.message +
+                                                         " has an empty hashes table (PEP 751 "
+                                                         "requires a hash; it cannot be verified)")
+                                   .text());
+    out.lock = std::move(lock);
+    return out;
+}
+
+}  // namespace
+
+util::Result<Lock> read_pylock(std::string_view text, const std::string& file_name) {
+    ROOTLOCK_TRY(read, read_any(text, file_name, false));
+    return std::move(read.lock);
+}
+
+util::Result<LenientLock> read_pylock_lenient(std::string_view text, const std::string& file_name) {
+    return read_any(text, file_name, true);
 }
 
 util::Result<Lock> read_pylock_file(const std::string& path) {
     ROOTLOCK_TRY(text, util::read_host_file(path));
     return read_pylock(text, path);
+}
+
+util::Result<LenientLock> read_pylock_file_lenient(const std::string& path) {
+    ROOTLOCK_TRY(text, util::read_host_file(path));
+    return read_pylock_lenient(text, path);
 }
 
 }  // namespace rootlock::pylock

@@ -82,6 +82,64 @@ std::string wheel_text(const LockWheel& wheel) {
     return table.str();
 }
 
+void add_hashes(InlineTable& table, const std::map<std::string, std::string>& hashes) {
+    InlineTable inner;
+    for (const auto& [algorithm, digest] : hashes)
+        inner.add(algorithm, toml_string(digest));
+    table.add("hashes", inner.str());
+}
+
+void add_optional(InlineTable& table, std::string_view key, const std::optional<std::string>& v) {
+    if (v)
+        table.add(key, toml_string(*v));
+}
+
+void add_nonempty(InlineTable& table, std::string_view key, const std::string& value) {
+    if (!value.empty())
+        table.add(key, toml_string(value));
+}
+
+// The foreign sources, in PEP 751's key order, inline as uv writes them.
+void write_sources(std::string& out, const LockPackage& package) {
+    if (package.vcs) {
+        const LockVcs& vcs = *package.vcs;
+        InlineTable table;
+        table.add("type", toml_string(vcs.type));
+        add_nonempty(table, "url", vcs.url);
+        add_nonempty(table, "path", vcs.path);
+        add_optional(table, "requested-revision", vcs.requested_revision);
+        table.add("commit-id", toml_string(vcs.commit_id));
+        add_optional(table, "subdirectory", vcs.subdirectory);
+        line(out, "vcs", table.str());
+    }
+    if (package.directory) {
+        InlineTable table;
+        table.add("path", toml_string(package.directory->path));
+        if (package.directory->editable)
+            table.add("editable", boolean(*package.directory->editable));
+        add_optional(table, "subdirectory", package.directory->subdirectory);
+        line(out, "directory", table.str());
+    }
+    const std::pair<std::string_view, const std::optional<LockArchive>*> archives[] = {
+        {"archive", &package.archive}, {"sdist", &package.sdist}};
+    for (const auto& [key, archive] : archives) {
+        if (!*archive)
+            continue;
+        const LockArchive& a = **archive;
+        InlineTable table;
+        add_nonempty(table, "name", a.name);
+        if (a.upload_time && is_toml_date_time(*a.upload_time))
+            table.add("upload-time", *a.upload_time);
+        add_nonempty(table, "url", a.url);
+        add_nonempty(table, "path", a.path);
+        if (a.size)
+            table.add("size", std::to_string(*a.size));
+        add_hashes(table, a.hashes);
+        add_optional(table, "subdirectory", a.subdirectory);
+        line(out, key, table.str());
+    }
+}
+
 void write_package(std::string& out, const LockPackage& package) {
     out += "\n[[packages]]\n";
     line(out, "name", toml_string(package.name));
@@ -104,6 +162,7 @@ void write_package(std::string& out, const LockPackage& package) {
     }
     if (!package.index.empty())
         line(out, "index", toml_string(package.index));
+    write_sources(out, package);
     if (!package.wheels.empty()) {
         std::vector<std::string> items;
         for (const LockWheel& wheel : package.wheels)
@@ -117,6 +176,8 @@ void write_package(std::string& out, const LockPackage& package) {
         line(out, "requested", boolean(package.rootlock->requested));
         if (!package.rootlock->needs_versions.empty())
             line(out, "needs-versions", toml_string_array(package.rootlock->needs_versions));
+        if (const auto& yanked = package.rootlock->yanked)
+            line(out, "yanked", yanked->empty() ? boolean(true) : toml_string(*yanked));
     }
 }
 

@@ -37,7 +37,7 @@ pylock::LockPackage with_sonames(pylock::LockPackage p, std::vector<std::string>
                                  std::vector<std::string> needs = {},
                                  std::vector<std::string> needs_versions = {}) {
     p.rootlock = pylock::PackageRootlockData{std::move(provides), std::move(needs), false,
-                                             std::move(needs_versions)};
+                                             std::move(needs_versions), std::nullopt};
     return p;
 }
 

@@ -35,7 +35,7 @@ pylock::LockPackage with_sonames(pylock::LockPackage p, std::vector<std::string>
                                  std::vector<std::string> needs = {},
                                  std::vector<std::string> needs_versions = {}) {
     p.rootlock = pylock::PackageRootlockData{std::move(provides), std::move(needs), false,
-                                             std::move(needs_versions)};
+                                             std::move(needs_versions), std::nullopt};
     return p;
 }
 
@@ -316,7 +316,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": "wheels"
+      },
+      "source_fields": []
     }
   ],
   "nvidia": [
@@ -335,7 +340,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "",
+        "after": "wheels"
+      },
+      "source_fields": []
     },
     {
       "name": "nvidia-cuda-runtime-cu12",
@@ -352,7 +362,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": ""
+      },
+      "source_fields": []
     },
     {
       "name": "nvidia-nccl-cu12",
@@ -369,7 +384,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": ""
+      },
+      "source_fields": []
     },
     {
       "name": "nvidia-nccl-cu13",
@@ -386,7 +406,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "",
+        "after": "wheels"
+      },
+      "source_fields": []
     }
   ],
   "packages": [
@@ -410,9 +435,15 @@ TEST_SUITE("rootlock::diff") {
           "wheel": "filelock-3.18.0-py3-none-any.whl",
           "algorithm": "sha256",
           "before": "aaaa1111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-          "after": "bbbb2222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+          "after": "bbbb2222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+          "kind": "wheel"
         }
-      ]
+      ],
+      "source": {
+        "before": "wheels",
+        "after": "wheels"
+      },
+      "source_fields": []
     },
     {
       "name": "numpy",
@@ -429,7 +460,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": "wheels"
+      },
+      "source_fields": []
     },
     {
       "name": "pillow",
@@ -446,7 +482,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": "wheels"
+      },
+      "source_fields": []
     },
     {
       "name": "pyyaml",
@@ -467,7 +508,12 @@ TEST_SUITE("rootlock::diff") {
           "pyyaml-6.0.2-cp311-cp311-manylinux_2_28_x86_64.whl"
         ]
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": "wheels"
+      },
+      "source_fields": []
     },
     {
       "name": "six",
@@ -484,7 +530,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": ""
+      },
+      "source_fields": []
     },
     {
       "name": "sympy",
@@ -501,7 +552,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "wheels",
+        "after": "wheels"
+      },
+      "source_fields": []
     },
     {
       "name": "typing-extensions",
@@ -518,7 +574,12 @@ TEST_SUITE("rootlock::diff") {
         "removed": [],
         "added": []
       },
-      "rebuilt": []
+      "rebuilt": [],
+      "source": {
+        "before": "",
+        "after": "wheels"
+      },
+      "source_fields": []
     }
   ],
   "sonames": {

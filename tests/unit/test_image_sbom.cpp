@@ -37,10 +37,10 @@ pylock::Lock small_lock() {
     pylock::Lock lock;
     pylock::LockPackage torch = package("torch", "2.8.0+cu128", k_sha_a);
     torch.dependencies = {{"numpy", std::nullopt}};
-    torch.rootlock =
-        pylock::PackageRootlockData{{"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true, {}};
+    torch.rootlock = pylock::PackageRootlockData{
+        {"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true, {}, std::nullopt};
     pylock::LockPackage numpy = package("numpy", "2.1.0", k_sha_b);
-    numpy.rootlock = pylock::PackageRootlockData{{}, {"libm.so.6"}, false, {}};
+    numpy.rootlock = pylock::PackageRootlockData{{}, {"libm.so.6"}, false, {}, std::nullopt};
     lock.packages = {torch, numpy};
     pylock::LockRootlockData data;
     data.recipe_sha256 = k_sha_c;

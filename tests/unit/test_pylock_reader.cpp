@@ -173,7 +173,32 @@ hashes = 'whatever'
             {lock_with(wheel_head + "size = 1 }]\n"),
              e + "6:11: packages[0].wheels[0] is missing required key \"hashes\""},
             {lock_with(wheel_head + "hashes = {} }]\n"),
-             e + "6:33: packages[0].wheels[0].hashes is empty"},
+             e + "6:33: 1 artifact has an empty hashes table (PEP 751 requires a hash, and an "
+                 "unverified file is not installed): a: wheel u (6:33)"},
+            {lock_with("name = \"a\"\nvcs = { type = \"git\", url = \"u\" }\n"),
+             e + "6:7: packages[0].vcs is missing required key \"commit-id\""},
+            {lock_with("name = \"a\"\nvcs = { url = \"u\", commit-id = \"c\" }\n"),
+             e + "6:7: packages[0].vcs is missing required key \"type\""},
+            {lock_with("name = \"a\"\nvcs = { type = \"git\", commit-id = \"c\" }\n"),
+             e + "6:7: packages[0].vcs has neither \"url\" nor \"path\""},
+            {lock_with("name = \"a\"\nvcs = \"git+https://u\"\n"),
+             e + "6:7: packages[0].vcs: expected a table, found a string"},
+            {lock_with("name = \"a\"\ndirectory = { editable = true }\n"),
+             e + "6:13: packages[0].directory is missing required key \"path\""},
+            {lock_with("name = \"a\"\ndirectory = { path = \".\", editable = \"yes\" }\n"),
+             e + "6:38: packages[0].directory.editable: expected a boolean, found a string"},
+            {lock_with("name = \"a\"\narchive = { url = \"u\" }\n"),
+             e + "6:11: packages[0].archive is missing required key \"hashes\""},
+            {lock_with("name = \"a\"\nsdist = { hashes = { sha256 = \"" + k_sha + "\" } }\n"),
+             e + "6:9: packages[0].sdist has neither \"url\" nor \"path\""},
+            {lock_with("name = \"a\"\nsdist = { url = \"u\", size = -2, hashes = { sha256 = \"" +
+                       k_sha + "\" } }\n"),
+             e + "6:29: packages[0].sdist.size -2 is negative"},
+            {lock_with("name = \"a\"\ndirectory = { path = \".\" }\nwheels = [{ url = \"u\", "
+                       "hashes = { sha256 = \"" +
+                       k_sha + "\" } }]\n"),
+             e + "7:10: packages[0] has both \"directory\" and \"wheels\" (PEP 751: vcs, "
+                 "directory and archive each exclude every other source)"},
             {lock_with(wheel_head + "hashes = { sha256 = \"abc\" } }]\n"),
              e + "6:44: packages[0].wheels[0].hashes.sha256 \"abc\" is not 64 lowercase hex "
                  "digits"},

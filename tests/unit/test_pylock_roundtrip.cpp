@@ -146,8 +146,10 @@ pylock::LockPackage random_package(Random& r) {
     for (std::size_t i = r.below(3); i > 0; --i)
         package.wheels.push_back(random_wheel(r));
     if (r.coin())
-        package.rootlock =
-            pylock::PackageRootlockData{r.texts(3), r.texts(3), r.coin(), r.texts(3)};
+        package.rootlock = pylock::PackageRootlockData{
+            r.texts(3), r.texts(3), r.coin(), r.texts(3),
+            r.coin() ? std::optional<std::string>(r.coin() ? "" : "bad \"build\"\n")
+                     : std::nullopt};
     return package;
 }
 
@@ -228,7 +230,7 @@ TEST_SUITE("rootlock::pylock") {
         wheel.hashes = {{"sha256", std::string(64, '1')}, {"sha512", std::string(128, '2')}};
         torch.wheels = {wheel};
         torch.rootlock = pylock::PackageRootlockData{
-            {"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true, {}};
+            {"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true, {}, std::nullopt};
         lock.packages = {torch};
         pylock::LockRootlockData data;
         data.recipe = "recipes/demo.toml";
