@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report_text.hpp"
+#include "debian/text_checks.hpp"
 #include "lock/locker.hpp"
 #include "pylock/pylock.hpp"
 #include "python/metadata.hpp"
@@ -62,6 +63,41 @@ std::string human_size(uint64_t bytes) {
     if (bytes >= (uint64_t{1} << 20))
         return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
     return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+}
+
+// One line per yanked wheel chosen and per direct requirement that is not at its newest: a
+// lock never takes a yanked file or an older version than asked in silence.
+void warn_about_choices(const lock::LockOutcome& outcome) {
+    for (const auto& yanked : outcome.yanked) {
+        std::string pins;
+        for (const auto& pin : yanked.pins)
+            pins += (pins.empty() ? "" : "; ") + pin;
+        fmt::print(stderr, "rootlock: warning: {} {} is yanked ({}), chosen because {}\n",
+                   yanked.name, yanked.version,
+                   yanked.reason.empty() ? "no reason given" : debian::quote(yanked.reason),
+                   pins.empty() ? "an exact pin selects it" : pins);
+    }
+    for (const auto& downgrade : outcome.downgrades)
+        fmt::print(stderr, "rootlock: warning: {}: locked {}, not the newest {}: {}\n",
+                   downgrade.name, python::to_string(downgrade.chosen),
+                   python::to_string(downgrade.newest), downgrade.why);
+}
+
+void add_choices_json(nlohmann::ordered_json& out, const lock::LockOutcome& outcome) {
+    out["yanked"] = nlohmann::ordered_json::array();
+    for (const auto& yanked : outcome.yanked)
+        out["yanked"].push_back(
+            {{"name", yanked.name},
+             {"version", yanked.version},
+             {"reason", yanked.reason.empty() ? nlohmann::ordered_json()
+                                              : nlohmann::ordered_json(yanked.reason)},
+             {"required_by", yanked.pins}});
+    out["downgrades"] = nlohmann::ordered_json::array();
+    for (const auto& downgrade : outcome.downgrades)
+        out["downgrades"].push_back({{"name", downgrade.name},
+                                     {"chosen", python::to_string(downgrade.chosen)},
+                                     {"newest", python::to_string(downgrade.newest)},
+                                     {"why", downgrade.why}});
 }
 
 int run_lock_check(const LockCliOptions& options, const std::string& recipe_text) {
@@ -148,6 +184,7 @@ int run_lock_command(const LockCliOptions& options_in) {
     if (!outcome.ok())
         return fail_with(outcome.error());
     const auto& report = outcome->report;
+    warn_about_choices(*outcome);
     const bool write = report.ok || options.allow_broken;
     if (write) {
         auto written = util::write_file_atomically(options.output, outcome->text);
@@ -167,6 +204,7 @@ int run_lock_command(const LockCliOptions& options_in) {
         out["problems"] = nlohmann::ordered_json::array();
         for (const auto& problem : report.problems)
             out["problems"].push_back(check::to_json(problem));
+        add_choices_json(out, *outcome);
         out["stats"] = {{"resolver_steps", stats.resolver_steps},
                         {"backtracks", stats.backtracks},
                         {"pages_fetched", stats.pages_fetched},

@@ -32,11 +32,13 @@ bool matches_pattern(std::string_view pattern, std::string_view name) {
 
 IndexSource::IndexSource(index::IndexClient& client, std::vector<SourceIndex> indexes,
                          const python::SupportedTags& tags, python::Version python_full,
+                         python::MarkerEnvironment environment,
                          WheelMetadataReader read_wheel_metadata)
     : m_client(client),
       m_indexes(std::move(indexes)),
       m_tags(tags),
       m_python_full(std::move(python_full)),
+      m_environment(std::move(environment)),
       m_read_wheel_metadata(std::move(read_wheel_metadata)) {}
 
 std::vector<const SourceIndex*> IndexSource::allowed_indexes(const std::string& name) const {
@@ -59,10 +61,15 @@ std::vector<const SourceIndex*> IndexSource::allowed_indexes(const std::string& 
     return allowed;
 }
 
-void IndexSource::prefetch_projects(const std::vector<std::string>& names) {
+void IndexSource::prefetch_requirements(const std::vector<python::Requirement>& requirements) {
     // Only the first index each project may come from: that is where nearly all are found.
     std::map<std::string, std::vector<std::string>> by_index;
-    for (const auto& name : names) {
+    for (const auto& requirement : requirements) {
+        // The resolver's own rule for a requirement without extras (resolver.hpp); a URL
+        // requirement is refused by the resolver before any page is needed.
+        if (requirement.url.has_value() || !python::applies(requirement, m_environment))
+            continue;
+        const std::string& name = requirement.normalized_name;
         if (m_projects.count(name) != 0)
             continue;
         auto allowed = allowed_indexes(name);
@@ -180,16 +187,14 @@ util::Result<std::vector<python::Requirement>> IndexSource::dependencies(
     if (!metadata_version.ok() || !(*metadata_version == version))
         return util::make_error(label, "names version " + metadata.version + ", not " + key);
     std::vector<python::Requirement> requirements;
-    std::vector<std::string> names;
     for (const auto& line : metadata.requires_dist) {
         auto requirement = python::parse_requirement(line);
         if (!requirement.ok())
             return util::make_error(label, "Requires-Dist: " + requirement.error().text());
-        names.push_back(requirement->normalized_name);
         requirements.push_back(std::move(*requirement));
     }
-    // The resolver asks for these projects' versions next: one parallel round trip for all.
-    prefetch_projects(names);
+    // The resolver asks for the active ones' versions next: one parallel round trip for all.
+    prefetch_requirements(requirements);
     auto [slot, inserted] = m_dependencies.emplace(std::pair{name, key}, std::move(requirements));
     (void)inserted;
     return slot->second;

@@ -15,6 +15,7 @@
 #include "fetch/wheel_fetcher.hpp"
 #include "index/index_client.hpp"
 #include "python/pep440.hpp"
+#include "python/pep508.hpp"
 #include "python/wheel_tags.hpp"
 #include "resolve/package_source.hpp"
 
@@ -37,18 +38,23 @@ bool matches_pattern(std::string_view pattern, std::string_view name);
 
 class IndexSource final : public resolve::PackageSource {
   public:
+    // `environment`: the target's marker values, which decide what is worth prefetching.
     IndexSource(index::IndexClient& client, std::vector<SourceIndex> indexes,
                 const python::SupportedTags& tags, python::Version python_full,
-                WheelMetadataReader read_wheel_metadata);
+                python::MarkerEnvironment environment, WheelMetadataReader read_wheel_metadata);
 
     util::Result<std::vector<resolve::CandidateVersion>> versions(const std::string& name) override;
     util::Result<std::vector<python::Requirement>> dependencies(
         const std::string& name, const python::Version& version) override;
     void prefetch(const std::vector<std::pair<std::string, python::Version>>& wanted) override;
 
-    // Fetches the pages of these projects in parallel ahead of versions() (markers are not
-    // evaluated here: a page fetched for nothing costs one cached request).
-    void prefetch_projects(const std::vector<std::string>& names);
+    // Fetches, in parallel ahead of versions(), the pages of the projects these requirements
+    // name when they apply to the target without any extra, as the resolver will ask for them.
+    // A requirement whose marker is false, or true only under an extra, is never asked here: a
+    // page fetched for nothing is a request the lock never needed, and it tells the index a
+    // name (what dependency-confusion defences avoid). An extra's pages are asked when the
+    // resolver needs that extra.
+    void prefetch_requirements(const std::vector<python::Requirement>& requirements);
 
     // The wheel behind a version that versions() offered; nullptr for anything else.
     const ChosenFile* chosen(const std::string& name, const python::Version& version) const;
@@ -67,6 +73,7 @@ class IndexSource final : public resolve::PackageSource {
     std::vector<SourceIndex> m_indexes;
     const python::SupportedTags& m_tags;
     python::Version m_python_full;
+    python::MarkerEnvironment m_environment;
     WheelMetadataReader m_read_wheel_metadata;
     std::map<std::string, Project> m_projects;
     std::map<std::pair<std::string, std::string>, std::vector<python::Requirement>> m_dependencies;

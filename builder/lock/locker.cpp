@@ -248,8 +248,6 @@ util::Status resolve_requirements(LockRun& run) {
     for (const auto& section : effective_indexes(run.recipe))
         indexes.push_back({section.name, section.url, section.packages});
     ROOTLOCK_TRY(python_version, python::parse_version(run.python_full));
-    run.source.emplace(run.client, indexes, *run.tags, python_version,
-                       [&run](const ChosenFile& file) { return run.fetcher.metadata(file); });
     int micro = 0;
     if (!run.facts.python_full.empty())
         micro =
@@ -257,6 +255,8 @@ util::Status resolve_requirements(LockRun& run) {
     resolve::ResolveOptions resolve_options;
     resolve_options.environment =
         python::linux_cpython(3, run.python_minor(), micro, run.facts.arch);
+    run.source.emplace(run.client, indexes, *run.tags, python_version, resolve_options.environment,
+                       [&run](const ChosenFile& file) { return run.fetcher.metadata(file); });
     resolve_options.upgrade_all = run.options.upgrade_all;
     resolve_options.upgrade = run.options.upgrade;
     if (run.options.previous.has_value()) {
@@ -266,10 +266,7 @@ util::Status resolve_requirements(LockRun& run) {
                 resolve_options.preferences.emplace(package.name, *version);
         }
     }
-    std::vector<std::string> root_names;
-    for (const auto& root : roots)
-        root_names.push_back(root.normalized_name);
-    run.source->prefetch_projects(root_names);
+    run.source->prefetch_requirements(roots);
     ROOTLOCK_TRY(resolution, resolve::resolve(roots, *run.source, resolve_options));
     run.resolution = std::move(resolution);
     return util::ok_status();
@@ -363,6 +360,8 @@ std::optional<uint64_t> lock_packages(const LockRun& run, pylock::Lock& lock) {
         data.needs = run.wheels[i].scan->needs;
         data.needs_versions = python::needed_versions(*run.wheels[i].scan);
         data.requested = package.direct;
+        if (file.file.yanked)
+            data.yanked = file.file.yanked_reason;
         out.rootlock = std::move(data);
         lock.packages.push_back(std::move(out));
     }
@@ -425,6 +424,19 @@ std::string target_summary(const LockRun& run, const pylock::Lock& lock) {
     return out;
 }
 
+// The yanked wheels chosen, with the pins that chose them, for the CLI's warnings.
+std::vector<YankedChoice> yanked_choices(const LockRun& run) {
+    std::vector<YankedChoice> out;
+    for (size_t i = 0; i < run.chosen.size(); ++i) {
+        const auto& package = run.resolution.packages[i];
+        if (!run.chosen[i]->file.yanked)
+            continue;
+        out.push_back({package.name, python::to_string(package.version),
+                       run.chosen[i]->file.yanked_reason, package.yanked_by});
+    }
+    return out;
+}
+
 void count_work(const LockRun& run, const pylock::Lock& lock, LockStats& stats) {
     stats.packages = lock.packages.size();
     stats.resolver_steps = run.resolution.steps;
@@ -472,6 +484,8 @@ util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOpti
     lock.rootlock = lock_tool_data(run, newest_upload, outcome.report);
     outcome.text = pylock::write_pylock(lock);
     outcome.target_summary = target_summary(run, lock);
+    outcome.yanked = yanked_choices(run);
+    outcome.downgrades = run.resolution.downgrades;
     count_work(run, lock, outcome.stats);
     return outcome;
 }

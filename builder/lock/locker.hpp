@@ -12,6 +12,7 @@
 #include "index/http_client.hpp"
 #include "pylock/pylock.hpp"
 #include "recipe/recipe.hpp"
+#include "resolve/resolver.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::lock {
@@ -49,10 +50,20 @@ struct LockStats {
     double check_ms = 0;
 };
 
+// A yanked wheel the resolution chose, because an exact pin selects only yanked releases.
+struct YankedChoice {
+    std::string name;
+    std::string version;
+    std::string reason;             // the index's, "" when it gave none
+    std::vector<std::string> pins;  // "torch 2.8.0 requires nvidia-nccl-cu12==2.27.3"
+};
+
 struct LockOutcome {
     pylock::Lock lock;
     std::string text;           // write_pylock(lock)
     check::CheckReport report;  // the closure check of base plus wheels (CUDA findings added)
+    std::vector<YankedChoice> yanked;            // by name; each also recorded in the lock
+    std::vector<resolve::Downgrade> downgrades;  // direct requirements not at their newest
     LockStats stats;
     std::string
         target_summary;  // "CPython 3.11.2, glibc 2.36, x86_64, CUDA 12.8, driver 570.133.07"

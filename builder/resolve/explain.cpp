@@ -54,7 +54,8 @@ std::string available(const Package& package) {
         return "available: none";
     std::string out = "available: ";
     for (size_t i = package.candidates.size(); i-- > 0;)
-        out += python::to_string(package.candidates[i].version) + (i == 0 ? "" : ", ");
+        out += python::to_string(package.candidates[i].version) +
+               (package.candidates[i].yanked ? " (yanked)" : "") + (i == 0 ? "" : ", ");
     return out;
 }
 
@@ -105,7 +106,13 @@ void render_section(const Graph& graph, const std::vector<Group>& groups, std::s
         if (group.versions.size() < 2)
             continue;
         const auto& depender = graph.packages[group.depender];
-        if (group.versions.size() == depender.candidates.size())
+        // Yanked versions that nothing pinned were never candidates: "every other" leaves them out.
+        bool every = true;
+        for (size_t i = 0; i < depender.candidates.size(); ++i)
+            every = every && (depender.candidates[i].yanked ||
+                              std::find(group.versions.begin(), group.versions.end(), i) !=
+                                  group.versions.end());
+        if (every)
             emit(fmt::format("and every other version of {} ({}) also requires {}", depender.name,
                              version_list(depender, group.versions, 1), group.requirement));
         else

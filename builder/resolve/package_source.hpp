@@ -14,7 +14,8 @@ namespace rootlock::resolve {
 
 struct CandidateVersion {
     python::Version version;
-    // PEP 592: only chosen when a root requirement pins it with == or === (see resolver.hpp).
+    // PEP 592: every file of this version for the target is yanked; chosen only for an exact pin
+    // that nothing else satisfies (see resolver.hpp).
     bool yanked = false;
     // The source has already dropped versions with no wheel for the target and versions whose
     // requires-python excludes the target Python.

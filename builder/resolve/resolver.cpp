@@ -1,20 +1,97 @@
 // resolve(): runs the PubGrub solver over a PackageSource and turns its decisions into the
-// resolution (one version per project, extras, edges) or its failure into an explanation.
+// resolution (one version per project, extras, edges, the pins behind a yanked choice, the
+// direct requirements that did not get their newest version) or its failure into an explanation.
 #include "resolve/resolver.hpp"
 
 #include <map>
+#include <set>
+#include <utility>
 
 #include "resolve/solver.hpp"
 
 namespace rootlock::resolve {
 
+namespace {
+
+// The source's answers, kept for the whole call: the downgrade questions solve again over the
+// same projects, and no (name, version) is asked of the source twice.
+class CachingSource final : public PackageSource {
+  public:
+    explicit CachingSource(PackageSource& source) : m_source(source) {}
+
+    util::Result<std::vector<CandidateVersion>> versions(const std::string& name) override {
+        if (auto found = m_versions.find(name); found != m_versions.end())
+            return found->second;
+        ROOTLOCK_TRY(listed, m_source.versions(name));
+        return m_versions.emplace(name, std::move(listed)).first->second;
+    }
+    util::Result<std::vector<python::Requirement>> dependencies(
+        const std::string& name, const python::Version& version) override {
+        const auto key = std::make_pair(name, python::to_string(version));
+        if (auto found = m_dependencies.find(key); found != m_dependencies.end())
+            return found->second;
+        ROOTLOCK_TRY(listed, m_source.dependencies(name, version));
+        return m_dependencies.emplace(key, std::move(listed)).first->second;
+    }
+    void prefetch(const std::vector<std::pair<std::string, python::Version>>& wanted) override {
+        std::vector<std::pair<std::string, python::Version>> missing;
+        for (const auto& [name, version] : wanted)
+            if (m_dependencies.count({name, python::to_string(version)}) == 0)
+                missing.emplace_back(name, version);
+        if (!missing.empty())
+            m_source.prefetch(missing);
+    }
+
+  private:
+    PackageSource& m_source;
+    std::map<std::string, std::vector<CandidateVersion>> m_versions;
+    std::map<std::pair<std::string, std::string>, std::vector<python::Requirement>> m_dependencies;
+};
+
+}  // namespace
+
 util::Result<Resolution> resolve(const std::vector<python::Requirement>& roots,
-                                 PackageSource& source, const ResolveOptions& options) {
+                                 PackageSource& source_in, const ResolveOptions& options) {
+    CachingSource source(source_in);
     detail::Solver solver(source, options);
     ROOTLOCK_TRY(solved, solver.solve(roots));
     if (!solved)
         return util::make_error("", detail::explain(solver.graph(), solver.failure()));
+    Resolution resolution = detail::resolution_of(solver, options);
+    ROOTLOCK_TRY(downgrades, detail::find_downgrades(solver, roots, source, options));
+    resolution.downgrades = std::move(downgrades);
+    return resolution;
+}
 
+namespace detail {
+
+namespace {
+
+// The requirements that admitted a yanked choice: every one on it from a decided depender
+// allows it, and only an exact pin allows a yanked candidate (matching()).
+std::vector<std::string> yanked_by(const Solver& solver, size_t package) {
+    const auto& graph = solver.graph();
+    std::set<std::string> out;
+    for (size_t id : graph.packages[package].incompatibilities) {
+        const auto& incompatibility = graph.incompatibilities[id];
+        if (incompatibility.kind != CauseKind::requirement || incompatibility.dependee != package ||
+            incompatibility.depender == package ||
+            solver.decided(incompatibility.depender) != incompatibility.depender_version)
+            continue;
+        const auto& depender = graph.packages[incompatibility.depender];
+        out.insert(incompatibility.depender == 0
+                       ? "the recipe requires " + incompatibility.requirement
+                       : depender.name + " " +
+                             python::to_string(
+                                 depender.candidates[incompatibility.depender_version].version) +
+                             " requires " + incompatibility.requirement);
+    }
+    return {out.begin(), out.end()};
+}
+
+}  // namespace
+
+Resolution resolution_of(const Solver& solver, const ResolveOptions& options) {
     const auto& packages = solver.graph().packages;
     std::map<std::string, ResolvedPackage> chosen;
     std::map<std::string, size_t> ids;
@@ -26,9 +103,12 @@ util::Result<Resolution> resolve(const std::vector<python::Requirement>& roots,
         auto& resolved = chosen[base.name];
         resolved.name = base.name;
         resolved.version = base.candidates[*version].version;
-        if (packages[p].extra.empty())
+        if (packages[p].extra.empty()) {
             ids[base.name] = p;
-        else
+            resolved.yanked = base.candidates[*version].yanked;
+            if (resolved.yanked)
+                resolved.yanked_by = yanked_by(solver, p);
+        } else
             resolved.extras.insert(packages[p].extra);
     }
     std::map<std::string, std::set<std::string>> required_by;
@@ -66,5 +146,7 @@ util::Result<Resolution> resolve(const std::vector<python::Requirement>& roots,
     resolution.backtracks = solver.backtracks();
     return resolution;
 }
+
+}  // namespace detail
 
 }  // namespace rootlock::resolve

@@ -31,10 +31,25 @@ struct ResolvedPackage {
         dependencies;                      // normalised names it depends on (after markers), sorted
     std::vector<std::string> required_by;  // normalised names (or "<recipe>"), sorted
     bool direct = false;                   // named by a root requirement
+    bool yanked = false;                   // a yanked candidate, admitted by an exact pin
+    // The exact pins that admitted it, when yanked: "the recipe requires y==1.1", "torch 2.8.0
+    // requires nvidia-nccl-cu12==2.27.3"; sorted.
+    std::vector<std::string> yanked_by;
+};
+
+// A direct requirement that did not get the newest version its own specifiers allow.
+struct Downgrade {
+    std::string name;  // normalised
+    python::Version chosen;
+    python::Version newest;
+    // Why, in words: the conflict that proves name==newest impossible with the other
+    // requirements, or what a resolution with it would give up.
+    std::string why;
 };
 
 struct Resolution {
     std::vector<ResolvedPackage> packages;  // sorted by name
+    std::vector<Downgrade> downgrades;      // in the order of the root requirements
     size_t steps = 0;       // versions tried (decided, or refused for their own dependencies)
     size_t backtracks = 0;  // conflicts that undid decisions
 };
@@ -49,9 +64,13 @@ struct Resolution {
 //   which is SpecifierSet.filter()'s fallback applied to R alone. Two requirements that each
 //   admit final releases never make a pre-release acceptable, even when no final release
 //   satisfies both.
-// - Yanked versions (uv's rule): a candidate only when a root requirement names exactly that
-//   version with == (no wildcard, same local part) or ===; a pin in a dependency's metadata
-//   does not un-yank.
+// - Yanked versions (PEP 592's first approach, as pip applies it to every requirement, direct or
+//   not): a requirement allows a yanked candidate only when it is an exact pin (a "===" clause,
+//   or "==" without ".*") and every candidate it matches is yanked. pip judges the merged
+//   specifier of every requirement on the project; this rule judges each requirement alone
+//   (monotone, so learnt conflicts stay true), so where a pin selects a yanked version and
+//   another requirement on the same project is a range, pip takes the yanked version and this
+//   resolver reports a conflict.
 // - Versions are tried newest first, except that the preference (the locked version) comes
 //   first when it is allowed and neither upgrade_all nor upgrade names the package. The next
 //   package decided is the required one with the fewest allowed versions (ties by name).
@@ -62,6 +81,10 @@ struct Resolution {
 //   package they clash on, then outward along the requirers back to the recipe):
 //   "no version of c satisfies every requirement:\n  b 2.0 requires c<1\n  the recipe requires
 //   c>=1\n  a 1.0 requires b>=2\n  the recipe requires a".
+// - Downgrades: for each root requirement whose project did not get the newest version that
+//   the root requirements on it allow, the resolution is asked again with "name==newest" added
+//   (same options); its conflict explanation, or what its answer gives up, is the why. A source
+//   error of kind network in that second resolution is returned; any other becomes the why.
 util::Result<Resolution> resolve(const std::vector<python::Requirement>& roots,
                                  PackageSource& source, const ResolveOptions& options);
 

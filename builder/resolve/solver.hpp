@@ -75,7 +75,7 @@ struct Package {
     std::string name;                          // "foo", "foo[bar]", or "<recipe>" for the root
     size_t base = 0;                           // foo's id for foo[bar]; its own id otherwise
     std::string extra;                         // "" except for foo[bar]
-    std::vector<CandidateVersion> candidates;  // newest first, usable ones only
+    std::vector<CandidateVersion> candidates;  // newest first, yanked ones included
     std::vector<size_t> incompatibilities;     // ids that mention it
 };
 
@@ -98,6 +98,11 @@ class Solver {
     size_t steps() const { return m_steps; }
     size_t backtracks() const { return m_backtracks; }
     std::optional<size_t> decided(size_t package) const { return m_decided[package]; }
+    // The states a requirement with these specifiers allows of a package (the pre-release and
+    // yanked rules applied, see resolver.hpp); "not selected" is not among them.
+    StateSet matching(size_t package, const python::SpecifierSet& specifiers) const;
+    // The id of a package already in the graph ("foo", "foo[bar]").
+    std::optional<size_t> find_package(const std::string& key) const;
     // The cached Requires-Dist of a base package's candidate (nullptr when never fetched).
     const std::vector<python::Requirement>* cached_dependencies(size_t package,
                                                                 size_t version) const;
@@ -121,8 +126,6 @@ class Solver {
                                  std::vector<size_t>& added);
     util::Result<const std::vector<python::Requirement>*> fetch_dependencies(size_t package,
                                                                              size_t version);
-    StateSet matching(size_t package, const python::SpecifierSet& specifiers) const;
-    bool yank_allowed(const std::string& name, const python::Version& version) const;
     std::string display(size_t package, size_t version) const;
     std::optional<size_t> preferred_version(size_t package) const;
     void hint_prefetch(size_t chosen, size_t version);
@@ -156,8 +159,21 @@ class Solver {
     size_t m_failure = 0;
 };
 
+// The resolution a solver that succeeded decided (resolver.cpp); downgrades left empty.
+Resolution resolution_of(const Solver& solver, const ResolveOptions& options);
+
+// The root requirements' projects that did not get the newest version the root requirements on
+// them allow, each with why (downgrades.cpp; the rule is in resolver.hpp).
+util::Result<std::vector<Downgrade>> find_downgrades(const Solver& solved,
+                                                     const std::vector<python::Requirement>& roots,
+                                                     PackageSource& source,
+                                                     const ResolveOptions& options);
+
 // The conflict message for a failure incompatibility (see explain.cpp).
 std::string explain(const Graph& graph, size_t failure);
+
+// True for a set pip calls pinned: a "===" clause, or "==" without ".*".
+bool is_exact_pin(const python::SpecifierSet& specifiers);
 
 // "tokenizers<0.22,>=0.21", "foo[bar]>=1": the requirement without its marker.
 std::string requirement_text(const python::Requirement& requirement);

@@ -1,5 +1,6 @@
-// The solver's side facing the PackageSource: candidate lists (sorted, yanked ones dropped unless
-// pinned), per-requirement version sets with the pre-release rule, dependency incompatibilities.
+// The solver's side facing the PackageSource: candidate lists (sorted, yanked ones kept with their
+// flag), per-requirement version sets with the pre-release and yanked rules, dependency
+// incompatibilities.
 #include <fmt/format.h>
 #include <algorithm>
 
@@ -21,11 +22,21 @@ std::string available_text(const std::vector<CandidateVersion>& candidates) {
         out += "..., ";
     // Candidates are newest first; people read version lists oldest first.
     for (size_t i = shown; i-- > 0;)
-        out += python::to_string(candidates[i].version) + (i == 0 ? "" : ", ");
+        out += python::to_string(candidates[i].version) +
+               (candidates[i].yanked ? " (yanked)" : "") + (i == 0 ? "" : ", ");
     return out;
 }
 
 }  // namespace
+
+bool is_exact_pin(const python::SpecifierSet& specifiers) {
+    // pip's is_pinned (resolution/resolvelib/factory.py): any "===", or "==" without ".*".
+    return std::any_of(specifiers.specifiers.begin(), specifiers.specifiers.end(),
+                       [](const python::Specifier& specifier) {
+                           return specifier.op == "===" ||
+                                  (specifier.op == "==" && !specifier.wildcard);
+                       });
+}
 
 std::string requirement_text(const python::Requirement& requirement) {
     std::string out = requirement.normalized_name;
@@ -55,20 +66,6 @@ const std::vector<python::Requirement>* Solver::cached_dependencies(size_t packa
     return found == m_dependencies.end() ? nullptr : &found->second;
 }
 
-bool Solver::yank_allowed(const std::string& name, const python::Version& version) const {
-    for (const auto& requirement : m_roots) {
-        if (requirement.normalized_name != name)
-            continue;
-        for (const auto& specifier : requirement.specifiers.specifiers) {
-            if (specifier.op == "===" && specifier.matches(version))
-                return true;
-            if (specifier.op == "==" && !specifier.wildcard && specifier.version == version)
-                return true;
-        }
-    }
-    return false;
-}
-
 util::Result<size_t> Solver::package_id(const std::string& name, const std::string& extra) {
     const std::string key = extra.empty() ? name : name + "[" + extra + "]";
     if (auto found = m_ids.find(key); found != m_ids.end())
@@ -82,14 +79,16 @@ util::Result<size_t> Solver::package_id(const std::string& name, const std::stri
         package.candidates = m_graph.packages[base].candidates;
     } else {
         ROOTLOCK_TRY(listed, m_source.versions(name));
-        std::vector<CandidateVersion> sorted;
-        for (auto& candidate : listed)
-            if (!candidate.yanked || yank_allowed(name, candidate.version))
-                sorted.push_back(std::move(candidate));
-        // Newest first whatever order the source used; equal versions ("1.0", "1.0.0") once.
+        // Yanked candidates stay: whether one may be chosen depends on the requirement that
+        // selects it (matching()).
+        std::vector<CandidateVersion> sorted = std::move(listed);
+        // Newest first whatever order the source used; equal versions ("1.0", "1.0.0") once,
+        // the one that is not yanked kept.
         std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
             if (a.version != b.version)
                 return b.version < a.version;
+            if (a.yanked != b.yanked)
+                return !a.yanked;
             return python::to_string(a.version) < python::to_string(b.version);
         });
         sorted.erase(
@@ -108,6 +107,11 @@ util::Result<size_t> Solver::package_id(const std::string& name, const std::stri
     return id;
 }
 
+std::optional<size_t> Solver::find_package(const std::string& key) const {
+    auto found = m_ids.find(key);
+    return found == m_ids.end() ? std::nullopt : std::optional<size_t>(found->second);
+}
+
 StateSet Solver::matching(size_t package, const python::SpecifierSet& specifiers) const {
     const auto& candidates = m_graph.packages[package].candidates;
     StateSet set = StateSet::nothing(candidates.size());
@@ -118,13 +122,25 @@ StateSet Solver::matching(size_t package, const python::SpecifierSet& specifiers
             any = true;
         }
     }
-    // packaging's filter() fallback, for this requirement alone (see resolver.hpp).
+    // packaging's filter() fallback, for this requirement alone (see resolver.hpp). Yanked
+    // candidates count here, as in pip, whose finder filters before it looks at yanking.
     if (!any)
         for (size_t i = 0; i < candidates.size(); ++i)
             if (candidates[i].version.is_prerelease() &&
                 specifiers.contains(candidates[i].version, true))
                 set.set(i);
-    return set;
+    // PEP 592 as pip applies it to every requirement: yanked candidates are dropped unless the
+    // requirement is an exact pin that only yanked candidates satisfy.
+    const auto matched = set.version_indices();
+    const bool only_yanked =
+        std::all_of(matched.begin(), matched.end(), [&](size_t i) { return candidates[i].yanked; });
+    if (only_yanked && is_exact_pin(specifiers))
+        return set;
+    StateSet kept = StateSet::nothing(candidates.size());
+    for (size_t i : matched)
+        if (!candidates[i].yanked)
+            kept.set(i);
+    return kept;
 }
 
 std::string Solver::display(size_t package, size_t version) const {

@@ -103,7 +103,8 @@ TEST_SUITE("rootlock::resolve") {
             FAIL(result.error().text());
         MESSAGE("resolved ", result->packages.size(), " packages in ", elapsed.count(), " ms, ",
                 result->steps, " steps, ", result->backtracks, " backtracks, ",
-                source.dependency_calls(), " dependency lookups");
+                source.dependency_calls(), " dependency lookups, ", result->downgrades.size(),
+                " direct requirements not at their newest");
         CHECK(result->backtracks >= 1);
         CHECK(source.max_dependency_calls_per_version() == 1);
 

@@ -157,15 +157,16 @@ TEST_SUITE("rootlock::resolve") {
         CHECK(resolved(source, {"beta-user", "p>=2"}) == "beta-user 1.0, p 2.1b1");
     }
 
-    TEST_CASE("a yanked version is chosen only when the recipe pins exactly it") {
+    TEST_CASE("a yanked version is chosen only for an exact pin that nothing else satisfies") {
         FakeSource source;
         source.add("y", "1.0").add("y", "1.1", {}, true);
         CHECK(resolved(source, {"y"}) == "y 1.0");
         CHECK(failure(source, {"y>=1.1,<2"}) ==
-              "no version of y matches y>=1.1,<2 (available: 1.0)");
+              "no version of y matches y>=1.1,<2 (available: 1.0, 1.1 (yanked))");
         CHECK(resolved(source, {"y==1.1"}) == "y 1.1");
         CHECK(resolved(source, {"y===1.1"}) == "y 1.1");
-        CHECK(failure(source, {"y>=1.1"}) == "no version of y matches y>=1.1 (available: 1.0)");
+        CHECK(failure(source, {"y>=1.1"}) ==
+              "no version of y matches y>=1.1 (available: 1.0, 1.1 (yanked))");
     }
 
     TEST_CASE("==V matches V's local versions and the newest local one wins") {
