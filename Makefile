@@ -11,7 +11,15 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 	nlohmann-json3-dev libcli11-dev libfmt-dev libzstd-dev libisal-dev \
 	python3 python3-dev python3-pip python3-venv python3-pyelftools mmdebstrap apt-utils gpg gpgv debian-archive-keyring lxc pax-utils libtree hyperfine zstd time faketime unzip
 
+# The fuzz targets' toolchain (clang 14 rejects lambdas capturing structured bindings).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CXX ?= clang++-19
+FUZZ_PACKAGES := clang-19 libfuzzer-19-dev libclang-rt-19-dev
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 4
+
 .PHONY: all build deps test unit-asan format format-check demo bench clean
+.PHONY: fuzz-deps fuzz-build fuzz fuzz-smoke
 
 all: build
 
@@ -44,7 +52,24 @@ format-check:
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
-test: build format-check unit-asan
+# libFuzzer harnesses (fuzz/, docs/fuzzing.md): seeds generated from the fixtures, then each
+# target in turn, one table of executions, coverage and findings at the end.
+fuzz-deps: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(FUZZ_PACKAGES)"
+
+fuzz-build: fuzz-deps
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DROOTLOCK_FUZZ=ON -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target rootlock_fuzz
+	python3 fuzz/seeds.py $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	python3 fuzz/run.py $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	python3 fuzz/run.py $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
+
+test: build format-check unit-asan fuzz-smoke
 	cd $(BUILD) && ctest --output-on-failure -j 2
 
 demo: build
@@ -60,4 +85,4 @@ bench: build
 	python3 tests/bench/bench_base.py $(BUILD)/rootlock
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -162,7 +162,9 @@ int compare_deb_versions(std::string_view a, std::string_view b) {
 
 std::string to_string(const DebVersion& version) {
     std::string text;
-    if (version.epoch != 0)
+    // As dpkg's vdew_nonambig: a ':' in the upstream part needs its "0:", or it reads back as
+    // an epoch ("0:1:2" is not "1:2").
+    if (version.epoch != 0 || version.upstream.find(':') != std::string::npos)
         text = std::to_string(version.epoch) + ":";
     text += version.upstream;
     if (!version.revision.empty())

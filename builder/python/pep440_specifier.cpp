@@ -82,6 +82,12 @@ util::Result<Specifier> parse_clause(std::string_view whole, size_t begin, size_
             if (is_space(whole[i]))
                 return util::make_error(detail::located(whole, i),
                                         "unexpected whitespace inside a version");
+            // packaging's arbitrary version is [^\s;)]*: ';' would start a marker and ')'
+            // close a parenthesised specifier once the requirement is written out again.
+            if (whole[i] == ';' || whole[i] == ')')
+                return util::make_error(
+                    detail::located(whole, i),
+                    std::string("unexpected '") + whole[i] + "' inside an arbitrary version");
         }
         auto parsed = parse_version(out.version_text);
         out.has_version = parsed.ok();

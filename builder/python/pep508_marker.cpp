@@ -234,7 +234,10 @@ std::string format_marker(const Marker& marker, bool first);
 
 std::string format_comparison(const MarkerComparison& comparison) {
     const std::string variable(to_string(comparison.variable));
-    const std::string literal = "\"" + comparison.literal + "\"";
+    // Double quotes as packaging writes them, unless the string holds one: markers have no
+    // escapes, so 'a"b' must keep its single quotes to parse again.
+    const char quote = comparison.literal.find('"') == std::string::npos ? '"' : '\'';
+    const std::string literal = quote + comparison.literal + quote;
     const std::string op(to_string(comparison.op));
     return comparison.variable_on_left ? variable + " " + op + " " + literal
                                        : literal + " " + op + " " + variable;

@@ -33,7 +33,8 @@ class CsvReader {
         }
         while (true) {
             std::string field;
-            if (m_text[m_pos] == '"') {
+            // A row may end in a comma right at the end of the text: csv reads an empty field.
+            if (!at_end() && m_text[m_pos] == '"') {
                 auto status = read_quoted(field);
                 if (!status)
                     return status.error();

@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets: OUT/corpus/<target>/ for every fuzz/fuzz_*.cpp.
+
+Seeds are made while this runs, never committed: real ELF objects compiled with gcc, real
+ld.so.cache files (this machine's and one ldconfig writes for the compiled objects), real wheels
+from tests/fixtures/wheel_builder.py, PEP 503 and PEP 691 pages served by
+tests/fixtures/index_server.py on 127.0.0.1, this machine's dpkg status, md5sums, Packages and
+InRelease files, the recipes/ and lockfiles/ texts, tar files in every format Python's tarfile
+writes, and hand-written edge cases for the small grammars. A source that this machine lacks is
+skipped with a note; every target gets at least one seed.
+
+usage: seeds.py OUT_DIR
+"""
+import glob
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+
+from fixtures import index_server, package_graph, wheel_builder  # noqa: E402
+
+# Text seeds are cut to this: run.py's -max_len for text targets.
+TEXT_MAX = 16384
+
+
+class Corpus:
+    def __init__(self, out):
+        self.out = out
+        self.counts = {}
+
+    def add(self, target, data):
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        folder = os.path.join(self.out, "corpus", target)
+        os.makedirs(folder, exist_ok=True)
+        name = hashlib.sha1(data).hexdigest()
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+        self.counts[target] = self.counts.get(target, 0) + 1
+
+
+def note(text):
+    print(f"seeds.py: {text}", file=sys.stderr)
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, check=True, capture_output=True, **kw)
+
+
+# -- ELF ------------------------------------------------------------------------------------
+
+BASE_C = "int base_one(void) { return 1; }\nint base_two(void) { return 2; }\nint base_data = 3;\n"
+BASE_MAP = "BASE_1.0 { global: base_one; local: *; };\nBASE_2.0 { global: base_two; base_data; } BASE_1.0;\n"
+USER_C = ("extern int base_one(void); extern int base_two(void); extern int base_data;\n"
+          "int user(void) { return base_one() + base_two() + base_data; }\n"
+          "__thread int user_tls; int user_weak(void) __attribute__((weak));\n")
+MAIN_C = "extern int user(void);\nint main(void) { return user(); }\n"
+
+
+def elf_objects(work):
+    """(name, bytes) of small real objects: a versioned library, one needing it with
+    RUNPATH and BIND_NOW, an executable with PT_INTERP and RPATH, stripped and single-segment
+    variants, a relocatable object."""
+    def src(name, text):
+        path = os.path.join(work, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    cc = ["gcc", "-Os", "-g0", "-fPIC"]
+    base_map = src("base.map", BASE_MAP)
+    libbase = os.path.join(work, "libbase.so.1")
+    run(cc + ["-shared", "-Wl,-soname,libbase.so.1", f"-Wl,--version-script={base_map}",
+              src("base.c", BASE_C), "-o", libbase])
+    os.symlink("libbase.so.1", os.path.join(work, "libbase.so"))
+    libuser = os.path.join(work, "libuser.so")
+    run(cc + ["-shared", "-Wl,-soname,libuser.so", "-Wl,--enable-new-dtags",
+              "-Wl,-rpath,$ORIGIN/../lib:/opt/x", "-Wl,-z,now", src("user.c", USER_C),
+              f"-L{work}", "-lbase", "-o", libuser])
+    exe = os.path.join(work, "main")
+    run(cc + ["-Wl,--disable-new-dtags", f"-Wl,-rpath,{work}", src("main.c", MAIN_C),
+              f"-L{work}", "-luser", "-lbase", "-o", exe])
+    compact = os.path.join(work, "libcompact.so")
+    run(cc + ["-shared", "-Wl,-z,noseparate-code", "-Wl,--hash-style=both",
+              "-Wl,-soname,libcompact.so.2", src("compact.c", BASE_C), "-o", compact])
+    obj = os.path.join(work, "base.o")
+    run(cc + ["-c", os.path.join(work, "base.c"), "-o", obj])
+    out = []
+    for path in (libbase, libuser, exe, compact, obj):
+        with open(path, "rb") as f:
+            out.append((os.path.basename(path), f.read()))
+        stripped = path + ".stripped"
+        run(["strip", "--strip-all", path, "-o", stripped])
+        with open(stripped, "rb") as f:
+            out.append((os.path.basename(stripped), f.read()))
+    try:  # a 32-bit object when the multilib toolchain is there
+        lib32 = os.path.join(work, "lib32.so")
+        run(["gcc", "-m32", "-Os", "-shared", "-fPIC", "-Wl,-soname,lib32.so",
+             os.path.join(work, "base.c"), "-o", lib32])
+        with open(lib32, "rb") as f:
+            out.append(("lib32.so", f.read()))
+    except (subprocess.CalledProcessError, OSError):
+        note("no gcc -m32: no ELF32 seed")
+    return out
+
+
+def add_elf(corpus, work):
+    objects = elf_objects(work)
+    for _, data in objects:
+        corpus.add("elf", data)
+        corpus.add("elf_stream", data)
+    # The ld.so.cache ldconfig writes for the directory holding them, plus this machine's.
+    conf = os.path.join(work, "ld.so.conf")
+    with open(conf, "w") as f:
+        f.write(work + "\n")
+    cache = os.path.join(work, "ld.so.cache")
+    try:
+        run(["ldconfig", "-X", "-f", conf, "-C", cache])
+        with open(cache, "rb") as f:
+            corpus.add("ld_so_cache", f.read())
+    except (subprocess.CalledProcessError, OSError) as e:
+        note(f"ldconfig -C failed ({e}): no small ld.so.cache seed")
+    if os.path.isfile("/etc/ld.so.cache"):
+        with open("/etc/ld.so.cache", "rb") as f:
+            corpus.add("ld_so_cache", f.read())
+    return objects
+
+
+# -- ld.so.conf -----------------------------------------------------------------------------
+
+SEPARATOR = "\n----\n"
+
+
+def add_ld_so_conf(corpus):
+    parts = []
+    if os.path.isfile("/etc/ld.so.conf"):
+        with open("/etc/ld.so.conf") as f:
+            parts.append(f.read())
+        for path in sorted(glob.glob("/etc/ld.so.conf.d/*.conf")):
+            with open(path) as f:
+                parts.append(f.read())
+        corpus.add("ld_so_conf", SEPARATOR.join(parts))
+    corpus.add("ld_so_conf", SEPARATOR.join([
+        "include /etc/ld.so.conf.d/*.conf\n/usr/local/lib\n",
+        "# multiarch\n/usr/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu=ELF\n",
+        "include 2.conf\nhwcap 0 nosegneg\nrelative/dir\n/opt/cuda/lib64/  \n"]))
+    corpus.add("ld_so_conf", "include /etc/ld.so.conf\n")  # a cycle
+    corpus.add("ld_so_conf", "include /etc/ld.so.conf.d/[0-9]*.conf /etc/ld.so.conf.d/?.conf"
+               + SEPARATOR + "/a\\*b\ninclude\n" + SEPARATOR + "include /lib/../etc/*.conf\n")
+
+
+# -- wheels, RECORD, METADATA, entry points, file names -------------------------------------
+
+def wheel_specs(objects):
+    pure = package_graph.pure
+    so = dict(objects)["libuser.so"]
+    return [
+        pure("demo-pkg", "1.2.0", requires=("numpy>=1.26; python_version >= '3.10'",
+                                            "requests[socks] (>=2.31)"),
+             requires_python=">=3.9", extras=("gpu",), summary="a demo"),
+        wheel_builder.WheelSpec(
+            name="Torch_Like", version="2.8.0+cu128",
+            files={"torch_like/__init__.py": b"", "torch_like/lib/libuser.so": so},
+            tags=("cp312-cp312-manylinux_2_28_x86_64", "cp312-cp312-manylinux2014_x86_64"),
+            requires_dist=('nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux" and '
+                           'platform_machine == "x86_64"', "triton==3.4.0; extra == 'triton'"),
+            entry_points={"console_scripts": {"torchrun": "torch_like.run:main",
+                                              "tl-gui": "torch_like.gui:App.start [gui]"},
+                          "gui_scripts": {"tl-win": "torch_like.win:main"}},
+            scripts={"tl-shell": b"#!python\nprint('x')\n"}, data={"share/x.txt": b"x\n"},
+            executable=frozenset({"torch_like/lib/libuser.so"}), root_is_purelib=False,
+            dist_info="torch_like-2.8.0+cu128.dist-info", metadata_version="2.4"),
+        pure("ZZ.odd_name", "0.1rc2", tags=("py2.py3-none-any",)),
+    ]
+
+
+def add_wheels(corpus, objects):
+    for spec in wheel_specs(objects):
+        data = wheel_builder.wheel_bytes(spec)
+        corpus.add("zip_index", data)
+        corpus.add("wheel_filename", wheel_builder.wheel_filename(spec))
+        corpus.add("metadata", wheel_builder.metadata_text(spec))
+        if spec.entry_points:
+            corpus.add("entry_points", wheel_builder.entry_points_text(spec))
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            record = [n for n in zf.namelist() if n.endswith(".dist-info/RECORD")][0]
+            corpus.add("record", zf.read(record))
+        # The same members stored, and with ZIP64 records forced.
+        for zip64 in (False, True):
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", allowZip64=True) as zf:
+                for path, content in wheel_builder.members(spec):
+                    info = zipfile.ZipInfo(path, date_time=wheel_builder.ZIP_EPOCH)
+                    info.external_attr = 0o100644 << 16
+                    info.create_system = 3
+                    with zf.open(info, "w", force_zip64=zip64) as member:
+                        member.write(content)
+            corpus.add("zip_index", buf.getvalue())
+    # Debian's own dist-info directories (dh-python writes hex RECORD digests).
+    for info in sorted(glob.glob("/usr/lib/python3/dist-packages/*.dist-info"))[:8]:
+        for name, target in (("METADATA", "metadata"), ("RECORD", "record"),
+                             ("entry_points.txt", "entry_points")):
+            path = os.path.join(info, name)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    corpus.add(target, f.read()[:TEXT_MAX])
+    corpus.add("record", '"quoted,path",sha256=' + "0" * 64 + ',3\r\nx,"",\n"multi\nline",,\n')
+    corpus.add("entry_points", "[console_scripts]\n# c\n; c\na = b.c:d.e [x]\n[other]\nz=y\n")
+    for name in ("torch-2.8.0%2Bcu128-cp312-cp312-manylinux_2_28_x86_64.whl",
+                 "pkg-1.0-1build-py2.py3-none-linux_x86_64.macosx_11_0_arm64.whl",
+                 "a-1-py3-none-any.whl", "bad%zz-1-py3-none-any.whl"):
+        corpus.add("wheel_filename", name)
+
+
+def add_pyvenv(corpus, work):
+    venv = os.path.join(work, "venv")
+    try:
+        run([sys.executable, "-m", "venv", "--without-pip", venv])
+        with open(os.path.join(venv, "pyvenv.cfg"), "rb") as f:
+            corpus.add("pyvenv_cfg", f.read())
+    except (subprocess.CalledProcessError, OSError):
+        note("python3 -m venv failed: pyvenv.cfg seeds are hand-written only")
+    corpus.add("pyvenv_cfg", "home = /usr/bin\nINCLUDE-system-site-packages = TRUE\n"
+               "version_info = 3.12.3.final.0\nvirtualenv = 20.25\nno equals sign\n= empty key\n")
+
+
+PEP440 = ["2.8.0", "v1!2.0rc1.post2.dev3+cu128.7", "1.0-1", "1.0a", "1.0.POST", "1.0_beta-3",
+          "  0.9.9  ", ">=2.8.0,<3", "~=1.4.5", "==1.0.*", "!=2.0.post1.*", "===weird",
+          ">=1.0.0a1, <= 2.0+local", "==2.8.0+cu128", "<3.13,>=3.9,!=3.10.*", "1.0.dev456",
+          "1.2.3.4.5.6.7.8.9.10", "18446744073709551615"]
+PEP508 = ["torch==2.8.0", "requests[security,socks] (>=2.8.1,==2.8.*) ; python_version < '2.7'",
+          'name@ https://example.org/a.whl#sha256=00 ; os_name == "posix"',
+          "nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux' and platform_machine == "
+          "'x86_64'", "a; (extra == 'GPU_Support' or implementation_name != \"pypy\") and "
+          "'linux' in sys_platform", "b >= 1; platform_release >= '5' and python_full_version "
+          "~= '3.12.0'", "python_version > \"3.8\"", "extra == 'test'", "c; ((((os_name=='a'))))"]
+
+
+def add_small_grammars(corpus):
+    for text in PEP440:
+        corpus.add("pep440", text)
+    for text in PEP508:
+        corpus.add("pep508", text)
+    urls = [("https://download.pytorch.org/whl/cu128/torch/", "../../files/torch-2.8.0%2Bcu128"
+             "-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=" + "ab" * 32),
+            ("http://a/b/c/d;p?q", "../../../g"), ("http://a/b/c/d;p?q", "g;x=1/./y#s/../x"),
+            ("http://a/b/c/d;p?q", "//g?y#egg=x&SHA512=" + "C" * 128),
+            ("file:///simple/", "http:g"), ("https://h", "?q#md5=" + "0" * 32),
+            ("https://h/a/", "%2e%2e/b#sha256=short")]
+    for base, ref in urls:
+        corpus.add("url", f"{base}\n{ref}")
+
+
+# -- recipes and locks ----------------------------------------------------------------------
+
+def add_texts(corpus):
+    for path in sorted(glob.glob(os.path.join(REPO, "recipes", "*.toml"))):
+        with open(path, "rb") as f:
+            corpus.add("recipe", f.read())
+    locks = sorted(glob.glob(os.path.join(REPO, "lockfiles", "*.toml")))
+    locks += sorted(glob.glob(os.path.join(REPO, "tests", "**", "pylock*.toml"), recursive=True))
+    for path in locks:
+        with open(path, "rb") as f:
+            corpus.add("pylock", f.read()[:65536])
+    if not locks:
+        note("no pylock.*.toml in the tree (make demo writes one): hand-written seed only")
+    corpus.add("pylock", 'lock-version = "1.0"\ncreated-by = "rootlock"\nrequires-python = '
+               '"==3.12.*"\nenvironments = [\'sys_platform == "linux"\']\n\n[[packages]]\n'
+               'name = "torch"\nversion = "2.8.0"\n\n[[packages.wheels]]\nname = "torch-2.8.0-'
+               'cp312-cp312-manylinux_2_28_x86_64.whl"\nurl = "https://h/torch.whl"\nsize = 1\n'
+               'hashes = {sha256 = "' + "0" * 64 + '"}\n')
+
+
+# -- index pages ----------------------------------------------------------------------------
+
+def add_index_pages(corpus, work, objects):
+    files = []
+    for rank, spec in enumerate(wheel_specs(objects)):
+        built = wheel_builder.build_wheel(spec, work)
+        project = package_graph.pip_like.canonical_name(spec.name)
+        files.append(package_graph.IndexFile(
+            project=project, name=spec.name, version=spec.version, filename=built.filename,
+            path=built.path, sha256=built.sha256, size=built.size, metadata=built.metadata,
+            requires_python=spec.requires_python or "",
+            yanked="broken <build> & \"quoted\"" if rank == 1 else False,
+            hash_listed=rank != 2, upload_time=f"2024-01-0{rank + 1}T00:00:00.000000Z"))
+    graph = package_graph.Graph(root=work, stacks=(), files=files, rebuilt={})
+    accepts = {"json": index_server.JSON_V1, "html": index_server.TEXT_HTML}
+    for style in index_server.STYLES:
+        with index_server.IndexServer(graph, style=style,
+                                      unhashed_metadata={files[0].project}) as server:
+            for f in files:
+                for kind, accept in accepts.items():
+                    request = urllib.request.Request(f"{server.simple_url}{f.project}/",
+                                                     headers={"Accept": accept})
+                    with urllib.request.urlopen(request, timeout=30) as response:
+                        body = response.read()
+                        ctype = response.headers.get("Content-Type", "")
+                    corpus.add("simple_json" if "json" in ctype else "simple_html", body)
+    corpus.add("simple_html", '<html><base href="https://other/x/"><!-- <a href="no"> -->'
+               '<A HREF=\'../f/a-1-py3-none-any.whl#sha256=' + "A" * 64 + '\' data-core-metadata='
+               'true data-requires-python="&gt;=3.9">a</A><a href="b-1.tar.gz#md5=00">b</a>'
+               '<a href=c-1-py3-none-any.whl data-yanked>c</a><a href="')
+
+
+# -- tar ------------------------------------------------------------------------------------
+
+def add_tars(corpus):
+    for fmt in (tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=fmt) as tar:
+            def add(name, kind=tarfile.REGTYPE, data=b"", **kw):
+                info = tarfile.TarInfo(name)
+                info.type = kind
+                info.size = len(data)
+                info.mtime = 1700000000
+                info.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
+                for key, value in kw.items():
+                    setattr(info, key, value)
+                tar.addfile(info, io.BytesIO(data) if data else None)
+            add("./", tarfile.DIRTYPE)
+            add("./usr/lib/", tarfile.DIRTYPE)
+            add("./usr/lib/libx.so.1", data=b"\x7fELF" + b"\0" * 60)
+            add("./usr/lib/libx.so", tarfile.SYMTYPE, linkname="libx.so.1")
+            add("./usr/lib/libx-hard.so.1", tarfile.LNKTYPE, linkname="./usr/lib/libx.so.1")
+            add("./dev/null", tarfile.CHRTYPE, devmajor=1, devminor=3)
+            add("./run/fifo", tarfile.FIFOTYPE)
+            if fmt != tarfile.USTAR_FORMAT:
+                add("./usr/share/" + "long-directory-name/" * 8 + "file.txt", data=b"long\n",
+                    uid=70000000, gid=2 ** 21 + 1)
+            if fmt == tarfile.PAX_FORMAT:
+                add("./usr/bin/ping", data=b"#!/bin/sh\n",
+                    pax_headers={"SCHILY.xattr.security.capability": "\x01\x00\x00\x02",
+                                 "mtime": "1700000000.123456789"})
+        corpus.add("tar_index", buf.getvalue())
+
+
+# -- Debian ---------------------------------------------------------------------------------
+
+def paragraphs(text, limit):
+    """The first paragraphs of a deb822 text that fit in `limit` bytes."""
+    out, size = [], 0
+    for block in text.split("\n\n"):
+        if size + len(block) + 2 > limit:
+            break
+        out.append(block)
+        size += len(block) + 2
+    return "\n\n".join(out) + "\n"
+
+
+def add_debian(corpus):
+    status = ""
+    if os.path.isfile("/var/lib/dpkg/status"):
+        with open("/var/lib/dpkg/status", errors="surrogateescape") as f:
+            status = f.read()
+        for start in (0, len(status) // 3, 2 * len(status) // 3):
+            cut = status.find("\n\n", start)
+            chunk = paragraphs(status[cut + 2 if start else 0:], TEXT_MAX)
+            corpus.add("dpkg_status", chunk)
+            corpus.add("deb822", chunk)
+    versions = []
+    for line in status.splitlines():
+        if line.startswith("Version: "):
+            versions.append(line[len("Version: "):])
+    versions = sorted(set(versions))[:40] + ["1:2.3~rc1+dfsg-4ubuntu0.1", "0~", "1.0-", "a1.0"]
+    for a, b in zip(versions, versions[1:] + versions[:1]):
+        corpus.add("deb_version", f"{a}\n{b}")
+    for path in sorted(glob.glob("/var/lib/dpkg/info/*.md5sums"))[:6]:
+        with open(path, "rb") as f:
+            corpus.add("md5sums", f.read()[:TEXT_MAX])
+    corpus.add("md5sums", "d41d8cd98f00b204e9800998ecf8427e *usr/share/doc/x\n"
+               "D41D8CD98F00B204E9800998ECF8427E usr/bin/../etc/y\n")
+    lists = "/var/lib/apt/lists"
+    for path in sorted(glob.glob(f"{lists}/*_Packages*"))[:2]:
+        try:
+            text = run(["/usr/lib/apt/apt-helper", "cat-file", path]).stdout.decode(
+                "utf-8", "surrogateescape")
+        except (subprocess.CalledProcessError, OSError):
+            continue
+        corpus.add("packages_index", paragraphs(text, TEXT_MAX))
+        corpus.add("deb822", paragraphs(text, 4096))
+    for path in sorted(glob.glob(f"{lists}/*_InRelease")):
+        with open(path, errors="surrogateescape") as f:
+            signed = f.read()
+        body = signed.split("\n\n", 1)[-1].split("-----BEGIN PGP SIGNATURE-----")[0]
+        # Keep the header and a few SHA256 lines: the full list is 100+ KiB.
+        head, _, tail = body.partition("SHA256:\n")
+        sha = "".join(line + "\n" for line in tail.splitlines()[:40]
+                      if line.startswith(" "))
+        for text in (head + "SHA256:\n" + sha, head):
+            corpus.add("release", text[:TEXT_MAX])
+            corpus.add("deb822", text[:TEXT_MAX])
+    corpus.add("release", "Origin: Debian\nSuite: stable\nCodename: bookworm\nDate: Sat, 09 Nov "
+               "2024 10:13:41 UTC\nValid-Until: Sat, 16 Nov 2024 10:13:41 +0000\nArchitectures: "
+               "amd64 arm64\nComponents: main\nAcquire-By-Hash: yes\nSHA256:\n " + "a" * 64 +
+               " 123 main/binary-amd64/Packages\n " + "b" * 64 + " 0 ../escape\n")
+    try:
+        sim = run(["apt-get", "-s", "-o", "Debug::NoLocking=1", "--reinstall", "install",
+                   "coreutils", "dpkg", "libc6"]).stdout.decode("utf-8", "surrogateescape")
+        corpus.add("apt_simulation", sim)
+    except (subprocess.CalledProcessError, OSError):
+        note("apt-get -s failed: apt simulation seeds are hand-written only")
+    corpus.add("apt_simulation", "NOTE: simulation\nInst libc6 [2.36-9] (2.36-9+deb12u9 Debian:12.9/"
+               "stable [amd64])\nInst base-files (12.4+deb12u9 Debian:12.9/stable, Debian-Security:"
+               "12/stable-security [amd64])\nConf libc6 (2.36-9+deb12u9 Debian:12.9/stable [amd64])"
+               "\nInst tzdata (2024b-0+deb12u1 Debian:12.9/stable [all])\n")
+
+
+# -- the wheel-scan cache -------------------------------------------------------------------
+
+def scan_json():
+    """A schema-2 scan cache document (the shape scan_to_json writes) with one ELF entry."""
+    elf = {"class": 2, "byte_order": 1, "os_abi": 0, "type": 3, "machine": 62,
+           "has_dynamic": True, "interpreter": "", "soname": "libcusparse.so.12",
+           "needed": ["libnvJitLink.so.12"], "rpath": None,
+           "runpath": ["$ORIGIN", "$ORIGIN/../../nvjitlink/lib"], "flags": 8, "flags_1": 1,
+           "version_needs": [{"file": "libnvJitLink.so.12",
+                              "versions": [["libnvJitLink.so.12", 108182194, 2, False]]}],
+           "version_defs": [{"name": "libcusparse.so.12", "index": 1, "flags": 1,
+                             "hash": 123, "parents": []}],
+           "symbols_read": True, "relocations_read": True,
+           "symbols": [["__nvJitLinkComplete_12_4", "libnvJitLink.so.12", False, False, 1, 2,
+                        True], ["rootlock_stub_tag", "", True, False, 1, 1, False]]}
+    entry = {"size": 13272, "mode": 493, "executable": True,
+             "sha256": "V8KDUAI0b8eVlIOAxv0CYJKowDNF-s34bwt4Lpcqk3U"}
+    return json.dumps({
+        "schema": 2, "wheel_sha256": "0" * 64, "wheel_size": 1180,
+        "filename": "nvidia_cusparse_cu12-12.5.8.93-py3-none-manylinux2014_x86_64.whl",
+        "dist_info": "nvidia_cusparse_cu12-12.5.8.93.dist-info",
+        "data_dir": "nvidia_cusparse_cu12-12.5.8.93.data",
+        "metadata": "Metadata-Version: 2.1\nName: nvidia-cusparse-cu12\nVersion: 12.5.8.93\n",
+        "wheel": "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        "record": "a,,\n", "entry_points": "[console_scripts]\nx = y:z\n",
+        "entries": [dict(entry, path="nvidia/cusparse/lib/libcusparse.so.12", elf=elf,
+                         elf_error="", content_hex=None),
+                    dict(entry, path="nvidia_cusparse_cu12-12.5.8.93.data/scripts/x", elf=None,
+                         elf_error="x@0x0: truncated", content_hex="2321707974686f6e0a")],
+        "provides": ["libcusparse.so.12"], "needs": ["libnvJitLink.so.12"]})
+
+
+def add_scan_cache(corpus):
+    corpus.add("wheel_scan_json", scan_json())
+    # Real cache files, where rootlock has run on this machine (the smallest few).
+    cache = os.path.expanduser("~/.cache/rootlock/scans")
+    found = sorted(glob.glob(f"{cache}/*/*/*.json"), key=os.path.getsize)[:6]
+    for path in found:
+        with open(path, "rb") as f:
+            corpus.add("wheel_scan_json", f.read()[:65536])
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = argv[1]
+    shutil.rmtree(os.path.join(out, "corpus"), ignore_errors=True)
+    corpus = Corpus(out)
+    with tempfile.TemporaryDirectory(prefix="rootlock-seeds-") as work:
+        elf_dir = os.path.join(work, "elf")
+        os.makedirs(elf_dir)
+        objects = add_elf(corpus, elf_dir)
+        add_ld_so_conf(corpus)
+        add_wheels(corpus, objects)
+        add_pyvenv(corpus, work)
+        add_small_grammars(corpus)
+        add_texts(corpus)
+        pages = os.path.join(work, "pages")
+        os.makedirs(pages)
+        add_index_pages(corpus, pages, objects)
+        add_tars(corpus)
+        add_debian(corpus)
+        add_scan_cache(corpus)
+    targets = sorted(os.path.basename(p)[len("fuzz_"):-len(".cpp")]
+                     for p in glob.glob(os.path.join(REPO, "fuzz", "fuzz_*.cpp")))
+    missing = [t for t in targets if t not in corpus.counts]
+    for target in missing:
+        corpus.add(target, "")
+    print("seeds: " + ", ".join(f"{t} {corpus.counts.get(t, 0)}" for t in targets))
+    if missing:
+        note(f"targets with no generated seed (an empty input stands in): {missing}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
