@@ -18,15 +18,13 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-from fixtures import index_server, package_graph, pip_like, wheel_builder
+from fixtures import index_server, package_graph, pip_referee, wheel_builder
 from fixtures.failures import Failures
 
-PIP = ["/usr/bin/python3", "-m", "pip"]
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_18_x86_64",
              "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_12_x86_64",
              "manylinux2010_x86_64"]
@@ -36,28 +34,7 @@ JSON_ACCEPT = index_server.JSON_V1
 def pip_resolve(index_url, roots, scratch):
     """(exit code, {canonical name: version} or None, output) of a pip dry-run resolution for
     CPython 3.11 on manylinux x86_64; pip reaches nothing but index_url."""
-    report = os.path.join(scratch, "report.json")
-    if os.path.exists(report):
-        os.unlink(report)
-    argv = PIP + ["install", "--dry-run", "--ignore-installed", "--report", report,
-                  "--target", os.path.join(scratch, "target"), "--index-url", index_url,
-                  "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
-                  "--only-binary=:all:"]
-    for plat in PLATFORMS:
-        argv += ["--platform", plat]
-    env = dict(os.environ, PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
-               PIP_NO_CACHE_DIR="1", PIP_CONFIG_FILE=os.devnull, PIP_RETRIES="0",
-               PIP_TIMEOUT="20", no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
-    for var in ("PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_INDEX_URL"):
-        env.pop(var, None)
-    proc = subprocess.run(argv + list(roots), capture_output=True, text=True, env=env,
-                          timeout=300)
-    pins = None
-    if proc.returncode == 0:
-        with open(report) as f:
-            pins = {pip_like.canonical_name(i["metadata"]["name"]): i["metadata"]["version"]
-                    for i in json.load(f)["install"]}
-    return proc.returncode, pins, proc.stdout + proc.stderr
+    return pip_referee.resolve(index_url, roots, scratch, PLATFORMS)
 
 
 def diff_pins(got, want):

@@ -30,12 +30,11 @@ import sys
 import tempfile
 import tomllib
 
-from fixtures import index_server, package_graph, pip_like, wheel_builder
+from fixtures import index_server, package_graph, pip_like, pip_referee, wheel_builder
 from fixtures.debian_root import base_tarball
 from fixtures.failures import Failures
 
 NCCL_REASON = "NCCL 2.27.3 hangs in all_reduce on H100: use 2.27.5"
-PIP = ["/usr/bin/python3", "-m", "pip"]
 PLATFORMS = ["manylinux_2_36_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64"]
 
@@ -97,28 +96,7 @@ def lock(rootlock, recipe, out, cache, as_json):
 def pip_resolve(index_url, roots, scratch):
     """(exit code, {canonical name: version} or None, output) of pip's dry-run resolution for
     the lock's target (CPython 3.11, manylinux x86_64); pip reaches nothing but index_url."""
-    report = os.path.join(scratch, "pip-report.json")
-    if os.path.exists(report):
-        os.unlink(report)
-    argv = PIP + ["install", "--dry-run", "--ignore-installed", "--report", report,
-                  "--target", os.path.join(scratch, "pip-target"), "--index-url", index_url,
-                  "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
-                  "--only-binary=:all:"]
-    for plat in PLATFORMS:
-        argv += ["--platform", plat]
-    env = dict(os.environ, PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
-               PIP_NO_CACHE_DIR="1", PIP_CONFIG_FILE=os.devnull, PIP_RETRIES="0",
-               PIP_TIMEOUT="20", no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
-    for var in ("PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_INDEX_URL"):
-        env.pop(var, None)
-    proc = subprocess.run(argv + list(roots), capture_output=True, text=True, env=env,
-                          timeout=300)
-    pins = None
-    if proc.returncode == 0:
-        with open(report) as f:
-            pins = {pip_like.canonical_name(i["metadata"]["name"]): i["metadata"]["version"]
-                    for i in json.load(f)["install"]}
-    return proc.returncode, pins, proc.stdout + proc.stderr
+    return pip_referee.resolve(index_url, roots, scratch, PLATFORMS)
 
 
 def locked(path):

@@ -29,15 +29,7 @@ using rootlock::util::sha256_hex;
 namespace {
 
 HttpOptions test_options() {
-    ::setenv("no_proxy", "127.0.0.1,localhost", 1);
-    ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
-    HttpOptions options;
-    options.connect_timeout_ms = 2000;
-    options.stall_timeout_ms = 2000;
-    options.retries = 3;
-    options.backoff_initial_ms = 1;
-    options.netrc_file = "/nonexistent/netrc";
-    return options;
+    return rootlock::testing::loopback_http_options(3);
 }
 
 Route ok_route(std::string body) {

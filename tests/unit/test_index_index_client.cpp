@@ -34,15 +34,7 @@ constexpr const char* k_date = "Mon, 01 Jan 2024 00:00:00 GMT";
 constexpr const char* k_metadata = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n";
 
 HttpOptions test_options(bool offline = false) {
-    ::setenv("no_proxy", "127.0.0.1,localhost", 1);
-    ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
-    HttpOptions options;
-    options.connect_timeout_ms = 2000;
-    options.stall_timeout_ms = 2000;
-    options.retries = 1;
-    options.backoff_initial_ms = 1;
-    options.user_agent = "rootlock/test";
-    options.netrc_file = "/nonexistent/netrc";
+    HttpOptions options = rootlock::testing::loopback_http_options(1);
     options.offline = offline;
     return options;
 }

@@ -36,16 +36,7 @@ namespace resolve = rootlock::resolve;
 namespace {
 
 HttpOptions test_options() {
-    ::setenv("no_proxy", "127.0.0.1,localhost", 1);
-    ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
-    HttpOptions options;
-    options.connect_timeout_ms = 2000;
-    options.stall_timeout_ms = 2000;
-    options.retries = 1;
-    options.backoff_initial_ms = 1;
-    options.user_agent = "rootlock/test";
-    options.netrc_file = "/nonexistent/netrc";
-    return options;
+    return rootlock::testing::loopback_http_options(1);
 }
 
 // A project with one pure wheel, version 1.0, whose METADATA lists `requires`.

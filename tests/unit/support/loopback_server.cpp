@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace rootlock::testing {
@@ -321,6 +322,19 @@ void LoopbackServer::serve(int fd) {
     }
     ::shutdown(fd, SHUT_RDWR);
     ::close(fd);
+}
+
+index::HttpOptions loopback_http_options(int retries) {
+    ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+    ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+    index::HttpOptions options;
+    options.connect_timeout_ms = 2000;
+    options.stall_timeout_ms = 2000;
+    options.retries = retries;
+    options.backoff_initial_ms = 1;
+    options.user_agent = "rootlock/test";
+    options.netrc_file = "/nonexistent/netrc";
+    return options;
 }
 
 }  // namespace rootlock::testing

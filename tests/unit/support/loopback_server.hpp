@@ -12,7 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "index/http_client.hpp"
+
 namespace rootlock::testing {
+
+// HTTP options for talking to a LoopbackServer: fast retries, a short stall limit, no .netrc,
+// and no proxy that could catch the loopback traffic (no_proxy is set for the process).
+index::HttpOptions loopback_http_options(int retries);
 
 struct RecordedRequest {
     std::string method;
