@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "util/quote.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::fuzz {
@@ -33,11 +34,13 @@ inline std::pair<std::string_view, std::string_view> split_first_line(std::strin
     std::abort();
 }
 
-// Bad input must give one clear line: a non-empty message. (Messages quote the input as it
-// is, control bytes included; that is not checked here.)
+// Bad input must give one clear line: a non-empty message, and no control byte in it or in its
+// location (parsers quote what they echo through util/quote.hpp).
 inline void check_error(const util::Error& error) {
     if (error.message.empty())
-        fail("an error without a message at", error.where);
+        fail("an error without a message at", util::printable(error.where));
+    if (!util::is_one_line(error.text()))
+        fail("an error that is not one printable line:", util::printable(error.text()));
 }
 
 template <class T>

@@ -1,5 +1,6 @@
 // Problem serialisation and the stable order reports print problems in.
 #include "check/problem.hpp"
+#include "util/json_text.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -43,7 +44,8 @@ void sort_problems(std::vector<Problem>& problems) {
     keyed.reserve(problems.size());
     for (auto& problem : problems) {
         std::string key = std::string(1, kind_rank(problem.kind)) + problem.kind + '\n' +
-                          (problem.severity == Severity::error ? "0" : "1") + problem.fields.dump();
+                          (problem.severity == Severity::error ? "0" : "1") +
+                          util::json_text(problem.fields);
         keyed.emplace_back(std::move(key), std::move(problem));
     }
     std::sort(keyed.begin(), keyed.end(),

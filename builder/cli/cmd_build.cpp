@@ -17,6 +17,7 @@
 #include "pylock/pylock.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
+#include "util/json_text.hpp"
 
 namespace rootlock::cli {
 
@@ -125,7 +126,7 @@ int run_build_command(const BuildCliOptions& options_in) {
     Style style(stdout);
     if (!outcome->built) {
         if (options.json)
-            fmt::print("{}\n", report.dump(2));
+            fmt::print("{}\n", util::json_text(report, 2));
         else
             fmt::print("{}", render_report(outcome->report, options.output, style));
         fmt::print(stderr,
@@ -134,7 +135,7 @@ int run_build_command(const BuildCliOptions& options_in) {
         return k_exit_problems;
     }
     const std::string report_path = options.output + ".check.json";
-    if (auto written = util::write_file_atomically(report_path, report.dump(2) + "\n");
+    if (auto written = util::write_file_atomically(report_path, util::json_text(report, 2) + "\n");
         !written.ok())
         return fail_usage(written.error().text());
     if (options.json) {
@@ -146,7 +147,7 @@ int run_build_command(const BuildCliOptions& options_in) {
         out["compiled"] = outcome->compiled;
         out["sbom"] = outcome->sbom_path;
         out["check"] = report;
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", util::json_text(out, 2));
         return k_exit_ok;
     }
     for (const auto& finding : outcome->pct)

@@ -15,6 +15,7 @@
 #include "fs/path_resolve.hpp"
 #include "loader/dst.hpp"
 #include "pylock/pylock.hpp"
+#include "util/json_text.hpp"
 
 namespace rootlock::cli {
 
@@ -63,7 +64,7 @@ int run_lock_verification(const CheckCliOptions& options, const fs::FileTree& tr
             out["mismatches"].push_back({{"distribution", mismatch.distribution},
                                          {"kind", mismatch.kind},
                                          {"detail", mismatch.detail}});
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", util::json_text(out, 2));
     } else {
         Style style(stdout);
         for (const auto& mismatch : mismatches)
@@ -134,7 +135,7 @@ int run_check_command(const CheckCliOptions& options) {
         out["notes"] = report->notes;
         if (!options.without.empty())
             out["without_hidden"] = report->without_hidden.size();
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", util::json_text(out, 2));
     } else {
         fmt::print("{}", render_report(report.value(), options.root, Style(stdout)));
     }

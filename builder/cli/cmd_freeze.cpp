@@ -12,6 +12,7 @@
 #include "pylock/pylock.hpp"
 #include "python/environment.hpp"
 #include "util/atomic_file.hpp"
+#include "util/json_text.hpp"
 
 namespace rootlock::cli {
 
@@ -148,7 +149,7 @@ int run_freeze_command(const FreezeCliOptions& options) {
                                        {"problem", problem.problem}});
         out["notes"] = result->notes;
         out["written"] = !damaged || options.allow_damaged;
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", util::json_text(out, 2));
     } else {
         for (const auto& note : result->notes)
             fmt::print(stderr, "{} {}\n", style.yellow("note:"), note);

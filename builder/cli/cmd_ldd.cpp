@@ -10,6 +10,7 @@
 #include "loader/root_model.hpp"
 #include "loader/session.hpp"
 #include "loader/versions.hpp"
+#include "util/json_text.hpp"
 
 namespace rootlock::cli {
 
@@ -131,7 +132,7 @@ int run_ldd(const LddOptions& options) {
         out.push_back(entry);
     }
     if (options.json)
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", util::json_text(out, 2));
     for (const auto& note : model->context->notes())
         fmt::print(stderr, "note: {}\n", note);
     for (const auto& note : model->notes)

@@ -13,12 +13,13 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report_text.hpp"
-#include "debian/text_checks.hpp"
 #include "lock/locker.hpp"
 #include "pylock/pylock.hpp"
 #include "python/metadata.hpp"
 #include "recipe/recipe.hpp"
 #include "util/atomic_file.hpp"
+#include "util/json_text.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::cli {
 
@@ -74,7 +75,7 @@ void warn_about_choices(const lock::LockOutcome& outcome) {
             pins += (pins.empty() ? "" : "; ") + pin;
         fmt::print(stderr, "rootlock: warning: {} {} is yanked ({}), chosen because {}\n",
                    yanked.name, yanked.version,
-                   yanked.reason.empty() ? "no reason given" : debian::quote(yanked.reason),
+                   yanked.reason.empty() ? "no reason given" : util::quote(yanked.reason),
                    pins.empty() ? "an exact pin selects it" : pins);
     }
     for (const auto& downgrade : outcome.downgrades)
@@ -219,7 +220,7 @@ int run_lock_command(const LockCliOptions& options_in) {
                              {"resolve", stats.resolve_ms},
                              {"fetch", stats.fetch_ms},
                              {"check", stats.check_ms}};
-        fmt::print("{}\n", out.dump(2));
+        fmt::print("{}\n", util::json_text(out, 2));
     } else {
         Style style(stdout);
         if (!report.ok || !report.problems.empty())

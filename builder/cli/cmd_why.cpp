@@ -12,6 +12,7 @@
 #include "cli/common.hpp"
 #include "fs/hiding_tree.hpp"
 #include "python/metadata.hpp"
+#include "util/json_text.hpp"
 
 namespace rootlock::cli {
 
@@ -58,9 +59,9 @@ void add_breakage(const check::CheckReport& before, const check::CheckReport& af
                   WhyAnswer& answer) {
     std::set<std::string> seen;
     for (const auto& p : before.problems)
-        seen.insert(check::to_json(p).dump());
+        seen.insert(util::json_text(check::to_json(p)));
     for (const auto& p : after.problems) {
-        if (seen.count(check::to_json(p).dump()) != 0)
+        if (seen.count(util::json_text(check::to_json(p))) != 0)
             continue;
         // A warning (an empty namespace __init__.py going with its last owner) is no breakage.
         if (p.severity == check::Severity::error) {
@@ -110,7 +111,7 @@ void print_text(const std::string& subject, const WhyAnswer& answer, const Style
             fmt::print("  {} {} left without {} of its RECORD\n", style.red("broken"),
                        f["dist"].get<std::string>(), count(f["paths"].size(), "file"));
         } else {
-            fmt::print("  {} {}\n", style.red(problem.kind), f.dump());
+            fmt::print("  {} {}\n", style.red(problem.kind), util::json_text(f));
         }
     }
 }
@@ -139,7 +140,7 @@ void print_json(const std::string& subject, const WhyAnswer& answer) {
     for (const auto& problem : answer.breaks)
         out["breaks"].push_back(check::to_json(problem));
     out["warnings"] = answer.warnings;
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", util::json_text(out, 2));
 }
 
 int run_why(const WhyOptions& options) {

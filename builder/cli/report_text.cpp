@@ -1,5 +1,6 @@
 // render_report(); see report_text.hpp.
 #include "cli/report_text.hpp"
+#include "util/json_text.hpp"
 
 #include <cstring>
 #include <map>
@@ -315,7 +316,7 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         out += fmt::format("  {}: {}\n", style.bold(f["environment"].get<std::string>()),
                            f["problem"].get<std::string>());
     } else {
-        out += fmt::format("  {}\n", f.dump());
+        out += fmt::format("  {}\n", util::json_text(f));
     }
 }
 // Shared paths come in families (every cuDNN library is claimed by the cu12 and the cu13
@@ -343,7 +344,7 @@ void render_missing_records(std::string& out, const std::vector<const check::Pro
     std::map<std::string, std::vector<const check::Problem*>> by_paths;
     std::vector<std::string> order;
     for (const auto* problem : list) {
-        std::string key = problem->fields["paths"].dump();
+        std::string key = util::json_text(problem->fields["paths"]);
         if (by_paths.find(key) == by_paths.end())
             order.push_back(key);
         by_paths[key].push_back(problem);

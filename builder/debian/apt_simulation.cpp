@@ -61,7 +61,7 @@ util::Result<std::vector<SimulatedInstall>> parse_apt_simulation(std::string_vie
             continue;
         auto install = parse_inst(line.substr(5));
         if (!install)
-            return util::make_error("apt", "unexpected line " + quote(line));
+            return util::make_error("apt", "unexpected line " + util::quote(line));
         installs.push_back(std::move(*install));
     }
     std::sort(installs.begin(), installs.end(), [](const auto& a, const auto& b) {
@@ -73,9 +73,9 @@ util::Result<std::vector<SimulatedInstall>> parse_apt_simulation(std::string_vie
         const SimulatedInstall& a = installs[i - 1];
         const SimulatedInstall& b = installs[i];
         if (a.name == b.name && a.architecture == b.architecture) {
-            return util::make_error("apt", quote(a.name) + " (" + a.architecture +
-                                               ") is installed at both " + quote(a.version) +
-                                               " and " + quote(b.version));
+            return util::make_error("apt", util::quote(a.name) + " (" + a.architecture +
+                                               ") is installed at both " + util::quote(a.version) +
+                                               " and " + util::quote(b.version));
         }
     }
     return installs;

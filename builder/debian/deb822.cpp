@@ -95,13 +95,13 @@ class Reader {
         if (name.empty())
             return error("an empty field name");
         if (!is_field_name(name))
-            return error("an invalid field name " + quote(name));
+            return error("an invalid field name " + util::quote(name));
         if (!m_in_paragraph) {
             m_in_paragraph = true;
             m_paragraph.line = m_line;
         }
         if (!m_names.insert(lowercase(name)).second)
-            return error(quote(name) + " appears twice in one paragraph");
+            return error(util::quote(name) + " appears twice in one paragraph");
         m_paragraph.fields.push_back(
             Field{std::string(name), std::string(trim_blanks(line.substr(colon + 1))), m_line});
         return util::ok_status();

@@ -20,7 +20,7 @@ bool is_alpha(char c) {
 
 // A character for an error message: 'x', or its escape when it is not printable.
 std::string describe(char c) {
-    const std::string quoted = quote(std::string_view(&c, 1));
+    const std::string quoted = util::quote(std::string_view(&c, 1));
     return "'" + quoted.substr(1, quoted.size() - 2) + "'";
 }
 
@@ -82,7 +82,7 @@ int verrevcmp(std::string_view a, std::string_view b) {
 
 util::Result<DebVersion> parse_deb_version(std::string_view text) {
     auto error = [&](std::string message) {
-        return util::make_error(quote(text), std::move(message));
+        return util::make_error(util::quote(text), std::move(message));
     };
     // dpkg trims blanks around the version but refuses them inside.
     const std::string_view version = trim_blanks(text);

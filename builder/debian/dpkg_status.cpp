@@ -36,7 +36,7 @@ class StatusReader {
             return error(m_paragraph.line, "no Status");
         if (split_blanks(status->value).size() != 3) {
             return error(status->line,
-                         "Status " + quote(status->value) + " is not WANT FLAG STATE");
+                         "Status " + util::quote(status->value) + " is not WANT FLAG STATE");
         }
         package.status = status->value;
         const bool installed = package.installed();
@@ -51,7 +51,8 @@ class StatusReader {
         }
         if (const Field* architecture = find("Architecture")) {
             if (!is_architecture_name(architecture->value)) {
-                return error(architecture->line, "Architecture " + quote(architecture->value) +
+                return error(architecture->line, "Architecture " +
+                                                     util::quote(architecture->value) +
                                                      " is not a valid architecture");
             }
             package.architecture = architecture->value;
@@ -68,7 +69,7 @@ class StatusReader {
         package.source_version = std::move(source->version);
         if (const Field* multi_arch = find("Multi-Arch")) {
             if (!is_multi_arch(multi_arch->value)) {
-                return error(multi_arch->line, "Multi-Arch " + quote(multi_arch->value) +
+                return error(multi_arch->line, "Multi-Arch " + util::quote(multi_arch->value) +
                                                    " is not no, same, foreign or allowed");
             }
             package.multi_arch = multi_arch->value;
@@ -84,7 +85,7 @@ class StatusReader {
   private:
     util::Error error(uint32_t line, const std::string& problem) const {
         return util::make_error(m_file_name + ":" + std::to_string(line),
-                                "package " + quote(m_name.value) + ": " + problem);
+                                "package " + util::quote(m_name.value) + ": " + problem);
     }
 
     const Field* find(std::string_view name) const {
@@ -105,7 +106,7 @@ class StatusReader {
                 continue;
             auto bad = [&] {
                 return error(field.line + static_cast<uint32_t>(i),
-                             "Conffiles line " + quote(lines[i]) + " is not \"/PATH HASH\"");
+                             "Conffiles line " + util::quote(lines[i]) + " is not \"/PATH HASH\"");
             };
             auto last_word = [&rest] {
                 const size_t blank = rest.find_last_of(" \t");
@@ -181,9 +182,9 @@ util::Result<std::vector<InstalledPackage>> parse_dpkg_status(std::string_view t
         if (!packages.empty() && packages.back().name == package.name &&
             packages.back().architecture == package.architecture) {
             return util::make_error(file_name + ":" + std::to_string(found[i].line),
-                                    "package " + quote(package.name) +
+                                    "package " + util::quote(package.name) +
                                         " appears twice for architecture " +
-                                        quote(package.architecture));
+                                        util::quote(package.architecture));
         }
         packages.push_back(std::move(found[i].package));
     }
@@ -210,7 +211,7 @@ util::Result<std::vector<Md5sumEntry>> parse_md5sums(std::string_view text,
         const std::string_view digest = line.substr(0, blank);
         auto md5 = lowercase_hex(digest, 32);
         if (!md5)
-            return error("digest " + quote(digest) + " is not 32 hex digits");
+            return error("digest " + util::quote(digest) + " is not 32 hex digits");
         std::string_view raw_path =
             blank == std::string_view::npos ? std::string_view() : line.substr(blank + 1);
         if (!raw_path.empty() && (raw_path.front() == ' ' || raw_path.front() == '*'))
@@ -219,7 +220,7 @@ util::Result<std::vector<Md5sumEntry>> parse_md5sums(std::string_view text,
         if (path.empty() || path == "/")
             return error("no path after the digest");
         if (has_dot_dot(path))
-            return error("path " + quote(path) + " has \"..\"");
+            return error("path " + util::quote(path) + " has \"..\"");
         if (path.front() != '/')
             path.insert(0, 1, '/');
         entries.push_back(Md5sumEntry{std::move(*md5), std::move(path)});

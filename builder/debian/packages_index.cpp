@@ -37,7 +37,7 @@ class PackageReader {
 
         ROOTLOCK_TRY(architecture, required("Architecture"));
         if (!is_architecture_name(architecture->value)) {
-            return error(architecture->line, "Architecture " + quote(architecture->value) +
+            return error(architecture->line, "Architecture " + util::quote(architecture->value) +
                                                  " is not a valid architecture");
         }
         package.architecture = architecture->value;
@@ -45,21 +45,22 @@ class PackageReader {
         ROOTLOCK_TRY(filename, required("Filename"));
         const std::string& path = filename->value;
         if (path.front() == '/')
-            return error(filename->line, "Filename " + quote(path) + " is absolute");
+            return error(filename->line, "Filename " + util::quote(path) + " is absolute");
         if (has_dot_dot(path))
-            return error(filename->line, "Filename " + quote(path) + " has \"..\"");
+            return error(filename->line, "Filename " + util::quote(path) + " has \"..\"");
         package.filename = path;
 
         ROOTLOCK_TRY(size, required("Size"));
         const auto bytes = parse_decimal(size->value);
         if (!bytes)
-            return error(size->line, "Size " + quote(size->value) + " is not a number");
+            return error(size->line, "Size " + util::quote(size->value) + " is not a number");
         package.size = *bytes;
 
         ROOTLOCK_TRY(sha256, required("SHA256"));
         auto hash = lowercase_hex(sha256->value, 64);
         if (!hash)
-            return error(sha256->line, "SHA256 " + quote(sha256->value) + " is not 64 hex digits");
+            return error(sha256->line,
+                         "SHA256 " + util::quote(sha256->value) + " is not 64 hex digits");
         package.sha256 = std::move(*hash);
 
         const Field* source_field = find("Source");
@@ -72,14 +73,14 @@ class PackageReader {
 
         if (const Field* essential = find("Essential")) {
             if (essential->value != "yes" && essential->value != "no") {
-                return error(essential->line,
-                             "Essential " + quote(essential->value) + " is neither yes nor no");
+                return error(essential->line, "Essential " + util::quote(essential->value) +
+                                                  " is neither yes nor no");
             }
             package.essential = essential->value == "yes";
         }
         if (const Field* multi_arch = find("Multi-Arch")) {
             if (!is_multi_arch(multi_arch->value)) {
-                return error(multi_arch->line, "Multi-Arch " + quote(multi_arch->value) +
+                return error(multi_arch->line, "Multi-Arch " + util::quote(multi_arch->value) +
                                                    " is not no, same, foreign or allowed");
             }
             package.multi_arch = multi_arch->value;
@@ -96,7 +97,7 @@ class PackageReader {
     std::string at(uint32_t line) const { return m_file_name + ":" + std::to_string(line); }
 
     util::Error error(uint32_t line, const std::string& problem) const {
-        return util::make_error(at(line), "package " + quote(m_name) + ": " + problem);
+        return util::make_error(at(line), "package " + util::quote(m_name) + ": " + problem);
     }
 
     const Field* find(std::string_view name) const {

@@ -82,7 +82,7 @@ std::string two_digits(int64_t value) {
 // One "HASH SIZE PATH" line of the SHA256 section.
 util::Result<ReleaseFile> parse_sha256_line(std::string_view line, const std::string& where) {
     auto error = [&](const std::string& problem) {
-        return util::make_error(where, "SHA256 line " + quote(line) + ": " + problem);
+        return util::make_error(where, "SHA256 line " + util::quote(line) + ": " + problem);
     };
     const auto parts = split_blanks(line);
     if (parts.size() != 3)
@@ -153,8 +153,9 @@ util::Result<Release> parse_release(std::string_view text, const std::string& fi
     release.components = words(paragraph.get("Components"));
     if (const Field* by_hash = find_field(paragraph, "Acquire-By-Hash")) {
         if (by_hash->value != "yes" && by_hash->value != "no") {
-            return util::make_error(at(by_hash->line), "Acquire-By-Hash " + quote(by_hash->value) +
-                                                           " is neither yes nor no");
+            return util::make_error(
+                at(by_hash->line),
+                "Acquire-By-Hash " + util::quote(by_hash->value) + " is neither yes nor no");
         }
         release.acquire_by_hash = by_hash->value == "yes";
     }
@@ -172,7 +173,7 @@ util::Result<Release> parse_release(std::string_view text, const std::string& fi
         ROOTLOCK_TRY(file, parse_sha256_line(lines[i], where));
         if (!seen.insert(file.path).second) {
             return util::make_error(
-                where, "SHA256 line " + quote(lines[i]) + ": the path is listed twice");
+                where, "SHA256 line " + util::quote(lines[i]) + ": the path is listed twice");
         }
         release.files.push_back(std::move(file));
     }
@@ -187,7 +188,8 @@ util::Result<int64_t> parse_release_date(std::string_view text) {
     static const std::array<std::string_view, 12> k_months = {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
     const auto fail = [&] {
-        return util::make_error(quote(text), "not a date like \"Sat, 09 Nov 2024 10:13:41 UTC\"");
+        return util::make_error(util::quote(text),
+                                "not a date like \"Sat, 09 Nov 2024 10:13:41 UTC\"");
     };
     auto parts = split_blanks(text);
     // The weekday is optional in RFC 2822; when present it must be a real one.

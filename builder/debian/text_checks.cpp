@@ -20,26 +20,6 @@ bool is_alnum(char c) {
 
 }  // namespace
 
-std::string quote(std::string_view text) {
-    static const char k_digits[] = "0123456789abcdef";
-    std::string out = "\"";
-    for (char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(c);
-        } else if (byte < 0x20 || byte == 0x7f) {
-            out += "\\x";
-            out.push_back(k_digits[byte >> 4]);
-            out.push_back(k_digits[byte & 0xf]);
-        } else {
-            out.push_back(c);
-        }
-    }
-    out.push_back('"');
-    return out;
-}
-
 bool is_blank(char c) {
     return c == ' ' || c == '\t';
 }
@@ -183,7 +163,8 @@ util::Result<SourceField> source_of(const std::string* field, const std::string&
         return SourceField{name, version};
     auto split = split_source(*field);
     if (!split)
-        return util::make_error("", "Source " + quote(*field) + " is not NAME or NAME (VERSION)");
+        return util::make_error("",
+                                "Source " + util::quote(*field) + " is not NAME or NAME (VERSION)");
     if (split->version.empty()) {
         split->version = version;
         return std::move(*split);

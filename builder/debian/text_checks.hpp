@@ -1,5 +1,5 @@
-// Small text helpers shared by the Debian parsers: quoting untrusted text into one-line errors,
-// splitting on blanks and the few syntax checks (hex digests, names, paths) they all make.
+// Small text helpers shared by the Debian parsers (they quote through util/quote.hpp): splitting
+// on blanks and the few syntax checks (hex digests, names, paths) they all make.
 #pragma once
 
 #include <cstdint>
@@ -8,12 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "util/quote.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::debian {
-
-// `text` in double quotes, with '"', '\\' and control bytes escaped so an error stays one line.
-std::string quote(std::string_view text);
 
 bool is_blank(char c);  // ' ' or '\t'
 std::string_view trim_blanks(std::string_view text);

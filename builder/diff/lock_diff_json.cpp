@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diff/lock_diff.hpp"
+#include "util/json_text.hpp"
 
 namespace rootlock::diff {
 
@@ -117,7 +118,7 @@ std::string render_diff_json(const LockDiff& diff) {
     out["packages"] = json_packages(diff.packages);
     out["sonames"] = json_sonames(diff.sonames);
     out["recipe"] = json_recipe(diff.recipe);
-    return out.dump(2) + "\n";
+    return util::json_text(out, 2) + "\n";
 }
 
 }  // namespace rootlock::diff

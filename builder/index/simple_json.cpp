@@ -4,6 +4,7 @@
 
 #include "index/project_page.hpp"
 #include "index/url.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::index {
 
@@ -123,7 +124,7 @@ class JsonPageReader {
             return true;
         };
         if (!all_digits(major) || !all_digits(minor))
-            return fail("meta.api-version", "malformed version '" + version + "'");
+            return fail("meta.api-version", "malformed version '" + util::printable(version) + "'");
         if (major.find_first_not_of('0') == std::string_view::npos ||
             major.substr(major.find_first_not_of('0')) != "1")
             return fail("", "unsupported simple API version " + version);
@@ -160,7 +161,8 @@ class JsonPageReader {
             return fail(path + ".filename", "expected a string");
         file.filename = filename->get<std::string>();
         if (!is_plain_filename(file.filename))
-            return fail(path + ".filename", "not a plain file name '" + file.filename + "'");
+            return fail(path + ".filename",
+                        "not a plain file name '" + util::printable(file.filename) + "'");
 
         auto url = value.find("url");
         if (url == value.end())
@@ -246,7 +248,8 @@ util::Result<PageFormat> page_format(std::string_view content_type, const std::s
         return PageFormat::json;
     if (type == "text/html" || type == "application/vnd.pypi.simple.v1+html")
         return PageFormat::html;
-    return util::make_error(url, "unsupported index page type '" + trim(content_type) + "'");
+    return util::make_error(
+        url, "unsupported index page type '" + util::printable(trim(content_type)) + "'");
 }
 
 util::Result<ProjectPage> parse_simple_json(std::string_view body, const std::string& page_url) {

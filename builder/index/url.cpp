@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "index/project_page.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::index {
 
@@ -37,7 +38,7 @@ char to_lower(char c) {
 }
 
 std::string quoted(std::string_view text) {
-    return "'" + std::string(text) + "'";
+    return "'" + util::printable(text) + "'";
 }
 
 bool is_delimiter(char c) {
@@ -255,7 +256,7 @@ util::Result<std::string> normalize_digest(std::string_view algorithm, std::stri
     };
     static constexpr Known k_known[] = {{"md5", 32},    {"sha1", 40},   {"sha224", 56},
                                         {"sha256", 64}, {"sha384", 96}, {"sha512", 128}};
-    const std::string name(algorithm);
+    const std::string name = util::printable(algorithm);
     if (digest.empty())
         return util::make_error("", name + " digest is empty");
     std::string lowered(digest);

@@ -28,6 +28,7 @@
 #include "python/wheel_scan.hpp"
 #include "python/wheel_tags.hpp"
 #include "resolve/resolver.hpp"
+#include "util/json_text.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::lock {
@@ -408,7 +409,8 @@ pylock::LockRootlockData lock_tool_data(const LockRun& run, std::optional<uint64
     for (const auto& problem : report.problems) {
         if (problem.severity != check::Severity::error)
             continue;
-        data.problems.push_back({problem.kind, problem_subject(problem), problem.fields.dump()});
+        data.problems.push_back(
+            {problem.kind, problem_subject(problem), util::json_text(problem.fields)});
     }
     return data;
 }

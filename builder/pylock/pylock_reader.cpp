@@ -10,6 +10,7 @@
 #include "python/metadata.hpp"
 #include "recipe/recipe_reader.hpp"
 #include "util/atomic_file.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::pylock {
 
@@ -616,7 +617,7 @@ util::Result<LenientLock> read_any(std::string_view text, const std::string& fil
     try {
         root = toml::parse(text, std::string_view(file_name));
     } catch (const toml::parse_error& error) {
-        return r.located(position_of(error.source()), std::string(error.description()));
+        return r.located(position_of(error.source()), util::printable(error.description()));
     }
 
     const View top{root, ""};

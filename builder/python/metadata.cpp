@@ -1,6 +1,7 @@
 // Core metadata parsing: header lines, continuation lines and the checks on Name and Version;
 // the body after the first blank line is never read.
 #include "python/metadata.hpp"
+#include "util/quote.hpp"
 
 #include <cstddef>
 
@@ -37,9 +38,7 @@ std::string_view trim(std::string_view text) {
 // A line shown inside an error message: quoted, and cut short so one bad line cannot flood it.
 std::string shown(std::string_view line) {
     constexpr size_t k_max_shown = 60;
-    if (line.size() > k_max_shown)
-        return "\"" + std::string(line.substr(0, k_max_shown)) + "...\"";
-    return "\"" + std::string(line) + "\"";
+    return util::quote_prefix(line, k_max_shown);
 }
 
 bool is_alnum(char c) {

@@ -1,6 +1,7 @@
 // PEP 440 versions: a hand-written scanner equivalent to packaging's VERSION_PATTERN (greedy where
 // the regex is, so it accepts exactly the same texts), the normalised text and the total order.
 #include "python/pep440.hpp"
+#include "util/quote.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -195,9 +196,7 @@ namespace detail {
 
 std::string located(std::string_view text, size_t offset) {
     constexpr size_t k_max_shown = 60;
-    std::string shown = text.size() > k_max_shown ? std::string(text.substr(0, k_max_shown)) + "..."
-                                                  : std::string(text);
-    return "\"" + shown + "\":" + std::to_string(offset + 1);
+    return util::quote_prefix(text, k_max_shown) + ":" + std::to_string(offset + 1);
 }
 
 util::Result<Version> parse_version_in(std::string_view whole, size_t begin, size_t end) {
@@ -275,7 +274,7 @@ util::Result<Version> parse_version_in(std::string_view whole, size_t begin, siz
                 scan.reset(scan.pos() + 1);
             if (scan.pos() == start) {
                 return scan.error_at(
-                    start, std::string("expected a local version segment after '") + sep + "'");
+                    start, "expected a local version segment after '" + shown_char(sep) + "'");
             }
             const std::string_view segment = scan.slice(start, scan.pos());
             if (std::all_of(segment.begin(), segment.end(), is_digit)) {
@@ -303,7 +302,7 @@ util::Result<Version> parse_version_in(std::string_view whole, size_t begin, siz
         scan.reset(scan.pos() + 1);
         scan.skip_space();
         if (is_separator(c) && scan.at_end())
-            return scan.error_at(stop, std::string("a version cannot end with '") + c + "'");
+            return scan.error_at(stop, "a version cannot end with '" + shown_char(c) + "'");
         return scan.error_at(stop, "unexpected character '" + shown_char(c) + "'");
     }
     return out;

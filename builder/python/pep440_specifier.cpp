@@ -1,6 +1,7 @@
 // PEP 440 version specifiers: parsing a comma-separated set with PEP 440's validity rules, and
 // matching a version against each operator the way packaging does (local, post and pre rules).
 #include "python/pep440.hpp"
+#include "util/quote.hpp"
 
 #include <algorithm>
 #include <array>
@@ -72,7 +73,7 @@ util::Result<Specifier> parse_clause(std::string_view whole, size_t begin, size_
         --vend;
     if (vbegin == vend)
         return util::make_error(detail::located(whole, vbegin),
-                                "expected a version after '" + out.op + "'");
+                                "expected a version after '" + util::printable(out.op) + "'");
     out.version_text = std::string(whole.substr(vbegin, vend - vbegin));
     const auto problem = [&](const std::string& message) {
         return util::make_error(detail::located(whole, vbegin), message);
@@ -85,9 +86,9 @@ util::Result<Specifier> parse_clause(std::string_view whole, size_t begin, size_
             // packaging's arbitrary version is [^\s;)]*: ';' would start a marker and ')'
             // close a parenthesised specifier once the requirement is written out again.
             if (whole[i] == ';' || whole[i] == ')')
-                return util::make_error(
-                    detail::located(whole, i),
-                    std::string("unexpected '") + whole[i] + "' inside an arbitrary version");
+                return util::make_error(detail::located(whole, i),
+                                        "unexpected '" + util::printable(whole.substr(i, 1)) +
+                                            "' inside an arbitrary version");
         }
         auto parsed = parse_version(out.version_text);
         out.has_version = parsed.ok();
@@ -112,7 +113,7 @@ util::Result<Specifier> parse_clause(std::string_view whole, size_t begin, size_
     if (out.wildcard && (out.version.pre || out.version.post || out.version.dev))
         return problem("a '.*' wildcard may only follow release numbers");
     if (out.op != "==" && out.op != "!=" && !out.version.local.empty())
-        return problem("'" + out.op + "' does not allow a local version");
+        return problem("'" + util::printable(out.op) + "' does not allow a local version");
     if (out.op == "~=" && out.version.release.size() < 2)
         return problem("'~=' needs a version with at least two release numbers");
     return out;

@@ -5,6 +5,7 @@
 
 #include "python/metadata.hpp"
 #include "python/pep508.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::python {
 
@@ -187,7 +188,7 @@ class Parser {
                 return out;
             }
         }
-        return error_at(m_pos, "unknown marker variable '" + std::string(word) + "'");
+        return error_at(m_pos, "unknown marker variable '" + util::printable(word) + "'");
     }
 
     util::Result<MarkerOp> parse_op() {

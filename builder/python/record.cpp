@@ -1,6 +1,7 @@
 // RECORD parsing: a small CSV reader with exact positions for errors, then the checks on each
 // row's path, hash and size that the wheel spec asks of an installed distribution.
 #include "python/record.hpp"
+#include "util/quote.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -151,7 +152,7 @@ bool is_hex(char c) {
 }
 
 std::string quoted(std::string_view text) {
-    return "\"" + std::string(text) + "\"";
+    return util::quote(text);
 }
 
 // Checks one row's columns and turns them into an entry; errors name the row's first line.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "python/metadata.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::python {
 
@@ -45,7 +46,7 @@ std::string shown(std::string_view name) {
 }
 
 std::string quoted(std::string_view text) {
-    return "\"" + std::string(text) + "\"";
+    return util::quote(text);
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator) {

@@ -11,6 +11,7 @@
 
 #include "fs/path_resolve.hpp"
 #include "python/metadata.hpp"
+#include "util/quote.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::python {
@@ -222,21 +223,21 @@ util::Result<std::vector<ConsoleScript>> parse_console_scripts(std::string_view 
         script.gui = group == "gui_scripts";
         std::string_view value = trim(line.substr(equals + 1));
         if (!is_script_name(script.name))
-            return fail("'" + script.name + "' is not a script file name");
+            return fail("'" + util::printable(script.name) + "' is not a script file name");
         if (size_t extras = value.find('['); extras != std::string_view::npos) {
             if (value.back() != ']')
-                return fail("unterminated extras in '" + std::string(value) + "'");
+                return fail("unterminated extras in '" + util::printable(value) + "'");
             value = trim(value.substr(0, extras));
         }
         size_t colon = value.find(':');
         if (colon == std::string_view::npos) {
-            return fail("'" + std::string(value) +
+            return fail("'" + util::printable(value) +
                         "' has no ':function' (a callable suffix is required)");
         }
         script.module = std::string(trim(value.substr(0, colon)));
         script.function = std::string(trim(value.substr(colon + 1)));
         if (!is_dotted_name(script.module) || !is_dotted_name(script.function))
-            return fail("'" + std::string(value) + "' is not module:function");
+            return fail("'" + util::printable(value) + "' is not module:function");
         std::string key = script.name;
         scripts.insert_or_assign(std::move(key), std::move(script));
     }

@@ -12,6 +12,7 @@
 #include "python/metadata.hpp"
 #include "recipe/recipe_reader.hpp"
 #include "recipe/recipe_validate.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::recipe {
 
@@ -66,7 +67,7 @@ std::string escaped(std::string_view text) {
 }
 
 std::string shown(std::string_view text) {
-    return quoted(escaped(text));
+    return "\"" + escaped(text) + "\"";
 }
 
 const char* const k_kebab_rule =
@@ -487,7 +488,7 @@ RecipeParse parse_recipe_all(std::string_view text, const std::string& file_name
     try {
         root = toml::parse(text, file_name);
     } catch (const toml::parse_error& error) {
-        out.add(position_of(error.source()), std::string(error.description()));
+        out.add(position_of(error.source()), util::printable(error.description()));
         return RecipeParse{std::nullopt, out.finish()};
     }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "recipe/recipe_validate.hpp"
+#include "util/quote.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::recipe::detail {
@@ -32,7 +33,7 @@ inline std::string where_text(const std::string& file, Position at) {
 }
 
 inline std::string quoted(std::string_view text) {
-    return "\"" + std::string(text) + "\"";
+    return util::quote(text);
 }
 
 // "a string", "an integer", ...: the article and the TOML type, for messages.

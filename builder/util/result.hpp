@@ -6,6 +6,8 @@
 #include <utility>
 #include <variant>
 
+#include "util/quote.hpp"
+
 namespace rootlock::util {
 
 // Which kind of failure an Error is, so that the CLI can pick the exit code (2 for bad input,
@@ -22,12 +24,18 @@ struct Error {
     std::string text() const { return where.empty() ? message : where + ": " + message; }
 };
 
+// A location is one line whatever it names (a file name, a URL, a member of an archive: all may
+// come from untrusted bytes), so its control bytes are written \xNN here, once for every caller.
+// Messages are the caller's: parsers quote what they echo (quote.hpp); a few, such as a
+// resolver's conflict, are several lines on purpose.
 inline Error make_error(std::string where, std::string message) {
-    return Error{std::move(where), std::move(message), ErrorKind::input};
+    return Error{is_one_line(where) ? std::move(where) : printable(where), std::move(message),
+                 ErrorKind::input};
 }
 
 inline Error make_network_error(std::string where, std::string message) {
-    return Error{std::move(where), std::move(message), ErrorKind::network};
+    return Error{is_one_line(where) ? std::move(where) : printable(where), std::move(message),
+                 ErrorKind::network};
 }
 
 // Unit stands in for "no value" so that Result<Unit> works like Result<T>.

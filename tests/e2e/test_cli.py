@@ -8,7 +8,8 @@ Usage: test_cli.py ROOTLOCK
   libcuda.so.1 passes `check`, and `ldd` says host-provided), `--no-default-host-provides` turns
   that off, and `--host-provides` adds sonames;
 - `--ld-library-path` is modelled: a copy named there is found by ldd;
-- text output carries no colour escapes when not on a terminal.
+- text output carries no colour escapes when not on a terminal;
+- a file name that is not UTF-8 is reported, in text and JSON, not an internal error.
 """
 import json
 import os
@@ -99,6 +100,27 @@ def main(argv):
                "check --host-provides libvendor.so.3 passes")
         expect(missing("--no-default-host-provides") == (1, ["libcuda.so.1", "libvendor.so.3"]),
                "check --no-default-host-provides: libcuda.so.1 missing too")
+
+        # A file name that is not UTF-8 (Latin-1, as old archives have): reported in text and
+        # in JSON (its byte as U+FFFD), never an internal error.
+        latin1 = os.path.join(os.fsencode(root), b"opt/gpu/caf\xe9-prog")
+        shutil.copy(os.path.join(root, "opt/gpu/prog"), latin1)
+        for extra in ([], ["--json"]):
+            proc = subprocess.run([rootlock, "check", "--root", root, *extra, "/opt/gpu"],
+                                  capture_output=True, timeout=300)
+            if extra:
+                report = json.loads(proc.stdout.decode("utf-8", "strict")) if (
+                    proc.returncode == 1) else {"problems": []}
+                paths = [path for p in report["problems"] for path in p.get("needed_by", [])]
+                expect("/opt/gpu/caf\ufffd-prog" in paths,
+                       f"check --json: the Latin-1 name is reported: exit {proc.returncode}, "
+                       f"{paths} {proc.stderr[-300:]!r}")
+            else:
+                # Text keeps the name's own bytes, as ls does when its output is not a terminal.
+                expect(proc.returncode == 1 and b"caf\xe9-prog" in proc.stdout,
+                       f"check: the Latin-1 name is reported: exit {proc.returncode}, "
+                       f"{proc.stderr[-300:]!r}")
+        os.unlink(latin1)
 
         proc = run(rootlock, "check", "--root", root, "/opt/gpu")
         expect("\x1b[" not in proc.stdout and "libvendor.so.3" in proc.stdout,

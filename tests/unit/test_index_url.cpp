@@ -153,8 +153,8 @@ TEST_SUITE("rootlock::index") {
             {"/simple/torch/", "x.whl", "base URL '/simple/torch/' has no scheme"},
             {"", "x.whl", "base URL '' has no scheme"},
             {"https://h/", "a b.whl", "URL 'a b.whl' contains a space or control character"},
-            {"https://h/", "a\nb", "URL 'a\nb' contains a space or control character"},
-            {"https://h/\x7f", "x", "URL 'https://h/\x7f' contains a space or control character"},
+            {"https://h/", "a\nb", "URL 'a\\x0ab' contains a space or control character"},
+            {"https://h/\x7f", "x", "URL 'https://h/\\x7f' contains a space or control character"},
             {"https://h/", "1x:y", "URL '1x:y' has an invalid scheme '1x'"},
             {"ht_tp://h/", "x", "URL 'ht_tp://h/' has an invalid scheme 'ht_tp'"},
         };

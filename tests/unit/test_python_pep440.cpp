@@ -87,7 +87,7 @@ TEST_SUITE("rootlock::python") {
             {"1.0foo", "\"1.0foo\":4: unexpected character 'f'"},
             {"1.0+abc!", "\"1.0+abc!\":8: unexpected character '!'"},
             {"1.*", "\"1.*\":2: unexpected character '.'"},
-            {"1.0\x01", "\"1.0\x01\":4: unexpected character '\\x01'"},
+            {"1.0\x01", "\"1.0\\x01\":4: unexpected character '\\x01'"},
             {"99999999999999999999", "\"99999999999999999999\":1: number is too large"},
             {"1.0a1a2", "\"1.0a1a2\":6: unexpected character 'a'"},
             {"1.0.post1.post2", "\"1.0.post1.post2\":10: unexpected character '.'"},

@@ -430,7 +430,7 @@ TEST_SUITE("rootlock::python") {
              "\"foo; (os_name == 'nt'\":22: expected ')' to close the "
              "'(' at column 6"},
             {"foo; os_name == \"nt",
-             "\"foo; os_name == \"nt\":17: unterminated string, expected "
+             "\"foo; os_name == \\\"nt\":17: unterminated string, expected "
              "a closing '\"'"},
             {"foo; os_name not 'nt'", "\"foo; os_name not 'nt'\":18: expected 'in' after 'not'"},
             {"foo; os_name == 'nt' and",
