@@ -86,7 +86,7 @@ util::Result<std::vector<Downgrade>> find_downgrades(const Solver& solved,
         std::vector<python::Requirement> with_newest = roots;
         ROOTLOCK_TRY(pin, python::parse_requirement(name + "==" + newest_text));
         with_newest.push_back(std::move(pin));
-        Solver again(source, asked);
+        Solver again(source, asked, solved.permits());
         auto solved_again = again.solve(with_newest);
         if (!solved_again.ok()) {
             if (solved_again.error().kind == util::ErrorKind::network)

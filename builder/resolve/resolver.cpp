@@ -4,6 +4,7 @@
 #include "resolve/resolver.hpp"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -50,15 +51,48 @@ class CachingSource final : public PackageSource {
 
 }  // namespace
 
+namespace {
+
+// Passes after the first, each with the permits of every pin met so far; a pass is taken when
+// it admits a yanked version pip would (every one pinned by a decided requirement). Three are
+// plenty: each pass only adds what the graph it explored pins.
+constexpr int k_yank_passes = 3;
+
+void merge_into(detail::YankPermits& into, const detail::YankPermits& from) {
+    for (const auto& [name, versions] : from)
+        into[name].insert(versions.begin(), versions.end());
+}
+
+}  // namespace
+
 util::Result<Resolution> resolve(const std::vector<python::Requirement>& roots,
                                  PackageSource& source_in, const ResolveOptions& options) {
     CachingSource source(source_in);
-    detail::Solver solver(source, options);
-    ROOTLOCK_TRY(solved, solver.solve(roots));
+    auto solver = std::make_unique<detail::Solver>(source, options);
+    ROOTLOCK_TRY(solved_first, solver->solve(roots));
+    bool solved = solved_first;
+    // pip merges every requirement on a project before it applies PEP 592, so a range beside an
+    // exact pin to a yanked release takes that release; per-requirement sets cannot say so
+    // (resolver.hpp), so the solve runs again with the pinned yanked versions allowed to ranges.
+    detail::YankPermits permits = solver->yank_pins();
+    for (int pass = 0; pass < k_yank_passes && !permits.empty(); ++pass) {
+        auto again = std::make_unique<detail::Solver>(source, options, permits);
+        ROOTLOCK_TRY(solved_again, again->solve(roots));
+        if (solved_again && again->chose_yanked() && again->every_yanked_choice_pinned()) {
+            solver = std::move(again);
+            solved = true;
+            break;
+        }
+        detail::YankPermits grown = permits;
+        merge_into(grown, again->yank_pins());
+        if (grown == permits)
+            break;
+        permits = std::move(grown);
+    }
     if (!solved)
-        return util::make_error("", detail::explain(solver.graph(), solver.failure()));
-    Resolution resolution = detail::resolution_of(solver, options);
-    ROOTLOCK_TRY(downgrades, detail::find_downgrades(solver, roots, source, options));
+        return util::make_error("", detail::explain(solver->graph(), solver->failure()));
+    Resolution resolution = detail::resolution_of(*solver, options);
+    ROOTLOCK_TRY(downgrades, detail::find_downgrades(*solver, roots, source, options));
     resolution.downgrades = std::move(downgrades);
     return resolution;
 }
@@ -67,15 +101,15 @@ namespace detail {
 
 namespace {
 
-// The requirements that admitted a yanked choice: every one on it from a decided depender
-// allows it, and only an exact pin allows a yanked candidate (matching()).
+// The requirements that admitted a yanked choice: the exact pins on it from decided dependers
+// (ranges beside them allow it only because a pin does, see resolve()).
 std::vector<std::string> yanked_by(const Solver& solver, size_t package) {
     const auto& graph = solver.graph();
     std::set<std::string> out;
     for (size_t id : graph.packages[package].incompatibilities) {
         const auto& incompatibility = graph.incompatibilities[id];
-        if (incompatibility.kind != CauseKind::requirement || incompatibility.dependee != package ||
-            incompatibility.depender == package ||
+        if (incompatibility.kind != CauseKind::requirement || !incompatibility.exact_pin ||
+            incompatibility.dependee != package || incompatibility.depender == package ||
             solver.decided(incompatibility.depender) != incompatibility.depender_version)
             continue;
         const auto& depender = graph.packages[incompatibility.depender];

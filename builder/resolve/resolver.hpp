@@ -67,10 +67,14 @@ struct Resolution {
 // - Yanked versions (PEP 592's first approach, as pip applies it to every requirement, direct or
 //   not): a requirement allows a yanked candidate only when it is an exact pin (a "===" clause,
 //   or "==" without ".*") and every candidate it matches is yanked. pip judges the merged
-//   specifier of every requirement on the project; this rule judges each requirement alone
-//   (monotone, so learnt conflicts stay true), so where a pin selects a yanked version and
-//   another requirement on the same project is a range, pip takes the yanked version and this
-//   resolver reports a conflict.
+//   specifier of every requirement on the project, so a range beside such a pin takes the
+//   yanked version too. Sets judged per requirement cannot say that and stay monotone (learnt
+//   conflicts must stay true), so the solve runs in passes: the first with the rule above; when
+//   it met exact pins that select yanked versions, another in which every requirement on those
+//   projects allows those versions, where a yanked version is tried only once a decided pin
+//   selects it. That pass's answer is taken when it decides a yanked version and every yanked
+//   version it decides is selected by a decided pin (pip's condition); passes repeat, with the
+//   pins each one met, at most three times.
 // - Versions are tried newest first, except that the preference (the locked version) comes
 //   first when it is allowed and neither upgrade_all nor upgrade names the package. The next
 //   package decided is the required one with the fewest allowed versions (ties by name).

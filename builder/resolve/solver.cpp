@@ -322,8 +322,7 @@ util::Result<std::optional<size_t>> Solver::choose() {
     if (!best)
         return std::optional<size_t>{};
     const size_t package = *best;
-    auto preferred = preferred_version(package);
-    const size_t version = preferred ? *preferred : *m_accumulated[package].first_version();
+    const size_t version = version_to_try(package);
 
     if (++m_steps > m_options.max_steps)
         return util::make_error(

@@ -67,6 +67,7 @@ struct Incompatibility {
     size_t depender_version = 0;  // candidate index
     size_t dependee = 0;
     std::string requirement;  // "tokenizers<0.22,>=0.21", without marker
+    bool exact_pin = false;   // requirement: "==" without ".*", or "===" (it may admit yanked)
     size_t left = 0;          // derived: the two causes
     size_t right = 0;
 };
@@ -84,12 +85,16 @@ struct Graph {
     std::vector<Incompatibility> incompatibilities;
 };
 
+// Yanked versions that an exact pin somewhere in the graph selects, by normalised project name:
+// the second pass lets every requirement on such a project allow them (see resolver.hpp).
+using YankPermits = std::map<std::string, std::set<std::string>>;
+
 // The search itself: PubGrub (Natalie Weizenbaum's, as pub and uv use it) with unit propagation,
 // conflict resolution that learns derived incompatibilities, and backjumping. Dependencies are
 // fetched when a version is first decided and cached, so no (name, version) is asked twice.
 class Solver {
   public:
-    Solver(PackageSource& source, const ResolveOptions& options);
+    Solver(PackageSource& source, const ResolveOptions& options, YankPermits permits = {});
     // true: every required package is decided; false: failure() proves there is no solution.
     util::Result<bool> solve(const std::vector<python::Requirement>& roots);
 
@@ -107,6 +112,16 @@ class Solver {
     const std::vector<python::Requirement>* cached_dependencies(size_t package,
                                                                 size_t version) const;
     const std::vector<python::Requirement>& roots() const { return m_roots; }
+    // The yanked versions this solver may admit beyond its own pins, and the ones the exact pins
+    // it met select (the next pass's permits).
+    const YankPermits& permits() const { return m_permits; }
+    const YankPermits& yank_pins() const { return m_yank_pins; }
+    // Whether a decided requirement that is an exact pin selects `version` of `package` (or of
+    // one of its extras): what pip asks before it takes a yanked version.
+    bool pinned_by_decided(size_t package, size_t version) const;
+    // pip's condition on a finished resolution: every yanked version decided has such a pin.
+    bool every_yanked_choice_pinned() const;
+    bool chose_yanked() const;
 
   private:
     struct Assignment {
@@ -128,6 +143,7 @@ class Solver {
                                                                              size_t version);
     std::string display(size_t package, size_t version) const;
     std::optional<size_t> preferred_version(size_t package) const;
+    size_t version_to_try(size_t package) const;
     void hint_prefetch(size_t chosen, size_t version);
 
     // PubGrub (solver.cpp).
@@ -143,6 +159,8 @@ class Solver {
 
     PackageSource& m_source;
     const ResolveOptions& m_options;
+    YankPermits m_permits;
+    YankPermits m_yank_pins;
     Graph m_graph;
     std::map<std::string, size_t> m_ids;  // "foo", "foo[bar]"
     std::map<std::pair<size_t, size_t>, std::vector<python::Requirement>> m_dependencies;

@@ -49,8 +49,8 @@ std::string requirement_text(const python::Requirement& requirement) {
     return out + python::to_string(requirement.specifiers);
 }
 
-Solver::Solver(PackageSource& source, const ResolveOptions& options)
-    : m_source(source), m_options(options) {
+Solver::Solver(PackageSource& source, const ResolveOptions& options, YankPermits permits)
+    : m_source(source), m_options(options), m_permits(std::move(permits)) {
     Package root;
     root.name = "<recipe>";
     root.candidates.push_back(CandidateVersion{*python::parse_version("0"), false});
@@ -130,15 +130,19 @@ StateSet Solver::matching(size_t package, const python::SpecifierSet& specifiers
                 specifiers.contains(candidates[i].version, true))
                 set.set(i);
     // PEP 592 as pip applies it to every requirement: yanked candidates are dropped unless the
-    // requirement is an exact pin that only yanked candidates satisfy.
+    // requirement is an exact pin that only yanked candidates satisfy, or (second pass) an exact
+    // pin elsewhere selects them.
     const auto matched = set.version_indices();
     const bool only_yanked =
         std::all_of(matched.begin(), matched.end(), [&](size_t i) { return candidates[i].yanked; });
     if (only_yanked && is_exact_pin(specifiers))
         return set;
+    const auto permitted = m_permits.find(m_graph.packages[m_graph.packages[package].base].name);
     StateSet kept = StateSet::nothing(candidates.size());
     for (size_t i : matched)
-        if (!candidates[i].yanked)
+        if (!candidates[i].yanked ||
+            (permitted != m_permits.end() &&
+             permitted->second.count(python::to_string(candidates[i].version)) != 0))
             kept.set(i);
     return kept;
 }
@@ -172,6 +176,16 @@ util::Status Solver::add_requirement(size_t package, size_t version,
     }
     ROOTLOCK_TRY(dependee, package_id(requirement.normalized_name, ""));
     const StateSet allowed = matching(dependee, requirement.specifiers);
+    const bool exact_pin = is_exact_pin(requirement.specifiers);
+    if (exact_pin) {
+        const auto& candidates = m_graph.packages[dependee].candidates;
+        const auto selected = allowed.version_indices();
+        if (!selected.empty() && std::all_of(selected.begin(), selected.end(),
+                                             [&](size_t i) { return candidates[i].yanked; }))
+            for (size_t i : selected)
+                m_yank_pins[requirement.normalized_name].insert(
+                    python::to_string(candidates[i].version));
+    }
     if (package == 0 && allowed.count_versions() == 0)
         return util::make_error(
             "", fmt::format("no version of {} matches {} ({})", requirement.normalized_name,
@@ -190,6 +204,7 @@ util::Status Solver::add_requirement(size_t package, size_t version,
         incompatibility.depender_version = version;
         incompatibility.dependee = target;
         incompatibility.requirement = requirement_text(requirement);
+        incompatibility.exact_pin = exact_pin;
         incompatibility.terms.push_back(Term{package, StateSet::single(versions, version)});
         if (target == package) {
             if (allowed.test(version))
@@ -269,6 +284,55 @@ std::optional<size_t> Solver::preferred_version(size_t package) const {
         if (info.candidates[i].version == preference->second && allowed.test(i))
             return i;
     return std::nullopt;
+}
+
+bool Solver::pinned_by_decided(size_t package, size_t version) const {
+    const size_t base = m_graph.packages[package].base;
+    for (size_t target = 0; target < m_graph.packages.size(); ++target) {
+        if (m_graph.packages[target].base != base)
+            continue;
+        for (size_t id : m_graph.packages[target].incompatibilities) {
+            const auto& incompatibility = m_graph.incompatibilities[id];
+            if (incompatibility.kind != CauseKind::requirement || !incompatibility.exact_pin ||
+                incompatibility.dependee != target ||
+                m_decided[incompatibility.depender] != incompatibility.depender_version)
+                continue;
+            // The dependee's term is what the pin excludes.
+            for (const auto& term : incompatibility.terms)
+                if (term.package == target && !term.states.test(version))
+                    return true;
+        }
+    }
+    return false;
+}
+
+bool Solver::every_yanked_choice_pinned() const {
+    for (size_t p = 1; p < m_graph.packages.size(); ++p)
+        if (m_graph.packages[p].base == p && m_decided[p] &&
+            m_graph.packages[p].candidates[*m_decided[p]].yanked &&
+            !pinned_by_decided(p, *m_decided[p]))
+            return false;
+    return true;
+}
+
+bool Solver::chose_yanked() const {
+    for (size_t p = 1; p < m_graph.packages.size(); ++p)
+        if (m_decided[p] && m_graph.packages[p].candidates[*m_decided[p]].yanked)
+            return true;
+    return false;
+}
+
+size_t Solver::version_to_try(size_t package) const {
+    if (auto preferred = preferred_version(package))
+        return *preferred;
+    const auto allowed = m_accumulated[package].version_indices();
+    // A yanked version that only a permit allows waits until a decided pin selects it: pip takes
+    // a yanked release only for a pin in the requirements it holds at that moment.
+    const auto& candidates = m_graph.packages[package].candidates;
+    for (size_t i : allowed)
+        if (!candidates[i].yanked || m_permits.empty() || pinned_by_decided(package, i))
+            return i;
+    return allowed.front();
 }
 
 void Solver::hint_prefetch(size_t chosen, size_t version) {

@@ -20,7 +20,11 @@ Then:
      in text mode and as a `downgrades` entry with --json;
   c. `nvidia-nccl-cu12==2.27.*` (a wildcard is not an exact pin): pip finds nothing, rootlock
      fails with exit 2 and lists 2.27.3 as yanked;
-  d. a relock reads its own lock (the yanked key included) and writes the same bytes.
+  d. a relock reads its own lock (the yanked key included) and writes the same bytes;
+  e. `lock torchlike "nvidia-nccl-cu12>=2.26"`: pip merges the range with torchlike 2.8.0's pin
+     and takes the yanked 2.27.3 with the newest torchlike; rootlock's pins equal pip's, the
+     yanked wheel is recorded as chosen by that pin, and the range's newest (2.28.0) is
+     reported as not taken, with why.
 """
 import json
 import os
@@ -227,6 +231,37 @@ def scenario_downgrade(fail, rootlock, graph, base, work):
         print(f"(c) pip found nothing, rootlock exit {rc}: {stderr.strip()}")
 
 
+def scenario_pin_beside_range(fail, rootlock, graph, base, work):
+    """(e)."""
+    roots = ["torchlike", "nvidia-nccl-cu12>=2.26"]
+    with index_server.IndexServer(graph, style="pypi") as server:
+        rc, pip_pins, out = pip_resolve(server.simple_url, roots, work)
+        if not fail.expect(rc == 0, f"(e) pip failed (exit {rc}):\n{out[-3000:]}"):
+            return
+        fail.expect(pip_pins == {"torchlike": "2.8.0", "nvidia-nccl-cu12": "2.27.3",
+                                 "tl-helper": "1.0"},
+                    f"(e) the referee's own answer changed: {pip_pins}")
+        recipe = write_recipe(os.path.join(work, "range.toml"), server.simple_url, base, roots)
+        out_path = os.path.join(work, "pylock.range.toml")
+        rc, report, _, stderr = lock(rootlock, recipe, out_path, os.path.join(work, "cache-range"),
+                                     as_json=True)
+        if not fail.expect(rc == 0 and report is not None, f"(e) exit {rc}: {stderr[-3000:]}"):
+            return
+        packages = locked(out_path)
+        pins = {name: p["version"] for name, p in packages.items()}
+        fail.expect(pins == pip_pins, f"(e) rootlock {pins}, pip {pip_pins}")
+        yanked = {entry["name"]: entry["required_by"] for entry in report.get("yanked", [])}
+        fail.expect(yanked.get("nvidia-nccl-cu12") ==
+                    ["torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3"],
+                    f"(e) --json yanked: {report.get('yanked')}")
+        downgrades = report.get("downgrades", [])
+        fail.expect([(d["name"], d["chosen"], d["newest"]) for d in downgrades] ==
+                    [("nvidia-nccl-cu12", "2.27.3", "2.28.0")] and
+                    "torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3" in downgrades[0]["why"],
+                    f"(e) --json downgrades: {downgrades}")
+        print(f"(e) pip and rootlock agree: {pins}")
+
+
 def main(argv):
     rootlock = os.path.abspath(argv[1])
     fail = Failures()
@@ -238,6 +273,7 @@ def main(argv):
         base = base_tarball()
         scenario_yanked(fail, rootlock, graph, base, work)
         scenario_downgrade(fail, rootlock, graph, base, work)
+        scenario_pin_beside_range(fail, rootlock, graph, base, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if fail.items:

@@ -142,28 +142,50 @@ TEST_SUITE("rootlock::resolve") {
         CHECK(summary(solved(source, {"p>=2.0b1"})) == "p 2.0b1");
     }
 
-    TEST_CASE("the pin is judged alone: a range beside it on the same project is a conflict") {
-        // pip merges the two into one pinned specifier and takes the yanked 2.27.3; the
-        // per-requirement rule (resolver.hpp) refuses it and keeps the older torch instead.
+    TEST_CASE("a range beside the pin on the same project takes the pinned yanked release") {
+        // pip merges the two into one pinned specifier (>=2.26,==2.27.3) and takes the yanked
+        // 2.27.3 with the newest torch; the first pass, which judges each requirement alone,
+        // keeps the older torch instead, and the second pass (resolver.hpp) finds pip's answer.
         FakeSource source = torch_stack();
         const auto resolution = solved(source, {"torch", "nvidia-nccl-cu12>=2.26"});
-        CHECK(summary(resolution) == "nvidia-nccl-cu12 2.26.2, torch 2.7.1");
-        // Both are reported: torch 2.8.0 and nvidia-nccl-cu12 2.28.3 were each possible alone.
-        REQUIRE(resolution.downgrades.size() == 2);
-        CHECK(resolution.downgrades[0].name == "torch");
+        CHECK(summary(resolution) == "nvidia-nccl-cu12 2.27.3, torch 2.8.0");
+        const auto& nccl = package(resolution, "nvidia-nccl-cu12");
+        CHECK(nccl.yanked);
+        CHECK(nccl.yanked_by ==
+              std::vector<std::string>{"torch 2.8.0 requires nvidia-nccl-cu12==2.27.3"});
+        // The range alone would take 2.28.3: said, with the pin that stands in the way.
+        REQUIRE(resolution.downgrades.size() == 1);
+        CHECK(resolution.downgrades[0].name == "nvidia-nccl-cu12");
         CHECK(resolution.downgrades[0].why ==
-              "with torch==2.8.0, no version of nvidia-nccl-cu12 satisfies every requirement:\n"
-              "  torch 2.8.0 requires nvidia-nccl-cu12==2.27.3\n"
-              "  the recipe requires nvidia-nccl-cu12>=2.26\n"
-              "  the recipe requires torch==2.8.0");
-        CHECK(resolution.downgrades[1].name == "nvidia-nccl-cu12");
-        CHECK(resolution.downgrades[1].why ==
               "with nvidia-nccl-cu12==2.28.3, no version of nvidia-nccl-cu12 satisfies every "
               "requirement:\n"
               "  torch 2.8.0 requires nvidia-nccl-cu12==2.27.3\n"
               "  torch 2.7.1 requires nvidia-nccl-cu12==2.26.2\n"
               "  the recipe requires nvidia-nccl-cu12==2.28.3\n"
               "  the recipe requires torch");
+        // A range the pin falls outside of is still a conflict, and torch is kept older.
+        const auto outside = solved(source, {"torch", "nvidia-nccl-cu12<2.27"});
+        CHECK(summary(outside) == "nvidia-nccl-cu12 2.26.2, torch 2.7.1");
+        CHECK_FALSE(package(outside, "nvidia-nccl-cu12").yanked);
+    }
+
+    TEST_CASE("a range never takes a yanked release that no chosen requirement pins") {
+        // a 2.0 pins the yanked lib 2.0 but cannot be chosen (nothing satisfies zz>=5): the pin
+        // was met, so the second pass runs, and its answer (lib 2.0 beside a 1.0's plain "lib")
+        // is not pip's; the first pass's stands.
+        FakeSource source;
+        source.add("a", "1.0", {"lib"}).add("a", "2.0", {"lib==2.0", "zz>=5"});
+        source.add("lib", "1.5").add("lib", "2.0", {}, true);
+        source.add("zz", "1.0");
+        const auto resolution = solved(source, {"a", "lib"});
+        CHECK(summary(resolution) == "a 1.0, lib 1.5");
+        CHECK_FALSE(package(resolution, "lib").yanked);
+        // With the pin chosen (zz 5 exists), both take the yanked release.
+        source.add("zz", "5.0");
+        const auto pinned = solved(source, {"a", "lib"});
+        CHECK(summary(pinned) == "a 2.0, lib 2.0, zz 5.0");
+        CHECK(package(pinned, "lib").yanked_by ==
+              std::vector<std::string>{"a 2.0 requires lib==2.0"});
     }
 
     TEST_CASE("a direct requirement that cannot have its newest version says why") {
@@ -229,9 +251,9 @@ TEST_SUITE("rootlock::resolve") {
     TEST_CASE("the downgrade question asks the source nothing twice") {
         FakeSource source = torch_stack();
         const auto resolution = solved(source, {"app", "nvidia-nccl-cu12>=2.26"});
-        CHECK(summary(resolution) == "app 1.0.0, nvidia-nccl-cu12 2.26.2, torch 2.7.1");
-        REQUIRE(resolution.downgrades.size() == 2);
-        CHECK(resolution.downgrades[0].name == "app");
+        CHECK(summary(resolution) == "app 1.1.0, nvidia-nccl-cu12 2.27.3, torch 2.8.0");
+        REQUIRE(resolution.downgrades.size() == 1);
+        CHECK(resolution.downgrades[0].name == "nvidia-nccl-cu12");
         CHECK(source.max_dependency_calls_per_version() == 1);
         CHECK(source.versions_calls() == 3);
     }
