@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "elf/elf_decode.hpp"
+#include "util/quote.hpp"
 
 namespace rootlock::elf::detail {
 
@@ -164,7 +165,7 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
                         versym_offset + i * 2,
                         fmt::format("symbol {} ({}) has version index {}, which no version "
                                     "definition or need declares",
-                                    i, symbol.name, index));
+                                    i, util::printable(symbol.name), index));
                 }
                 symbol.version = std::string(*version);
             }
