@@ -246,7 +246,7 @@ class ZipMemberStream final : public util::ByteStream {
 
   private:
     util::Error fail(std::string problem) const {
-        return util::make_error(m_archive, m_member.name + ": " + problem);
+        return util::make_error(m_archive + ": " + m_member.name, std::move(problem));
     }
     util::Result<size_t> start_then_step(std::span<std::byte> out);
     util::Result<size_t> step(std::span<std::byte> out);
