@@ -38,6 +38,7 @@ util::Status OutputSink::write(std::span<const std::byte> bytes) {
         return *m_error;
     m_queue.emplace_back(bytes.begin(), bytes.end());
     m_queued += bytes.size();
+    m_accepted += bytes.size();
     lock.unlock();
     m_changed.notify_all();
     return util::ok_status();

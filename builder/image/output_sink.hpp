@@ -35,6 +35,9 @@ class OutputSink {
     // Waits for every queued byte to be written, fsyncs and closes the file. Once: later calls
     // give an error.
     util::Result<util::Sha256Digest> finish();
+    // Every byte write() took so far: the file's size once finish() succeeded. The caller's
+    // thread only.
+    uint64_t accepted() const { return m_accepted; }
 
     // The queue's bound: a few of libarchive's output blocks, far below the memory aim.
     static constexpr size_t k_max_queued = size_t{16} << 20;
@@ -52,10 +55,11 @@ class OutputSink {
     std::condition_variable m_changed;
     std::deque<std::vector<std::byte>> m_queue;
     size_t m_queued = 0;
-    uint64_t m_written = 0;  // bytes written to the file (the thread's own)
-    uint64_t m_flushed = 0;  // bytes whose writeback was started
-    bool m_closing = false;  // no more writes: the thread drains the queue and ends
-    bool m_abandon = false;  // the destructor: the thread ends without draining
+    uint64_t m_written = 0;   // bytes written to the file (the thread's own)
+    uint64_t m_accepted = 0;  // bytes write() queued (the caller's)
+    uint64_t m_flushed = 0;   // bytes whose writeback was started
+    bool m_closing = false;   // no more writes: the thread drains the queue and ends
+    bool m_abandon = false;   // the destructor: the thread ends without draining
     bool m_finished = false;
     std::optional<util::Error> m_error;  // the first error the thread met
     std::thread m_thread;

@@ -167,7 +167,9 @@ ssize_t TarWriter::write_callback(struct archive* handle, void* self, const void
     auto* writer = static_cast<TarWriter*>(self);
     if (writer->m_discard)
         return static_cast<ssize_t>(length);
-    auto written = writer->m_sink->write(std::span(static_cast<const std::byte*>(buffer), length));
+    const std::span bytes(static_cast<const std::byte*>(buffer), length);
+    auto written = writer->m_compressor ? writer->m_compressor->write(bytes, *writer->m_sink)
+                                        : writer->m_sink->write(bytes);
     if (!written.ok()) {
         archive_set_error(handle, EIO, "%s", written.error().message.c_str());
         writer->m_output_error = written.error();
@@ -202,7 +204,19 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
     if (options.compression == Compression::xz && (options.xz_level < 0 || options.xz_level > 9))
         return util::make_error(host_path,
                                 fmt::format("xz level {} is not in 0..9", options.xz_level));
+    if (options.in_process && options.compression != Compression::gzip &&
+        options.compression != Compression::zstd)
+        return util::make_error(host_path, "only gzip and zstd layers are compressed in process");
     std::unique_ptr<TarWriter> writer(new TarWriter(host_path));
+    if (options.in_process) {
+        ROOTLOCK_TRY(
+            compressor,
+            StreamCompressor::create(
+                options.compression == Compression::gzip ? StreamCodec::gzip : StreamCodec::zstd,
+                options.compression == Compression::gzip ? options.gzip_level : options.zstd_level,
+                options.threads, host_path));
+        writer->m_compressor = std::move(compressor);
+    }
     writer->m_archive.reset(archive_write_new());
     struct archive* handle = writer->m_archive.get();
     if (handle == nullptr)
@@ -210,7 +224,7 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
 
     std::string filter_options;
     int status = archive_write_set_format_pax_restricted(handle);
-    switch (options.compression) {
+    switch (options.in_process ? Compression::none : options.compression) {
         case Compression::none:
             break;
         case Compression::gzip:
@@ -420,10 +434,15 @@ util::Status TarWriter::finish() {
     m_failed = true;
     if (archive_write_close(m_archive.get()) != ARCHIVE_OK)
         return archive_error(m_host_path, "cannot finish the archive");
+    if (m_compressor)
+        if (auto ended = m_compressor->finish(*m_sink); !ended.ok())
+            return ended;
     auto digest = m_sink->finish();
     if (!digest.ok())
         return digest.error();
     m_digest = *digest;
+    m_uncompressed = m_compressor ? m_compressor->uncompressed_digest() : m_digest;
+    m_size = m_sink->accepted();
     m_failed = false;
     m_finished = true;
     return util::ok_status();

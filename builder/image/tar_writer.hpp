@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "image/output_sink.hpp"
+#include "image/stream_compressor.hpp"
 #include "util/byte_source.hpp"
 #include "util/result.hpp"
 
@@ -49,6 +50,12 @@ struct TarWriterOptions {
     int threads = 2;
     int zstd_level = 3;  // 1..22
     int xz_level = 6;    // 0..9; at 6 with 2 threads the process peaked at 243 MiB (measured)
+    int gzip_level = 6;  // 1..9, for in_process gzip (libarchive's filter keeps its default, 6)
+    // An OCI layer: gzip or zstd done by a StreamCompressor instead of libarchive's filter, so
+    // that the tar's own digest (the layer's diff_id) is known; uncompressed_digest() gives it.
+    // The compressed bytes differ from the filter's (another zstd frame layout), so a tarball
+    // image keeps the filter.
+    bool in_process = false;
 };
 
 // "Component order", the order GNU tar --sort=name produces: paths are compared component by
@@ -87,6 +94,11 @@ class TarWriter {
     util::Status finish();
     // The sha256 of the file's bytes, hashed as they were written; valid after finish().
     const util::Sha256Digest& digest() const { return m_digest; }
+    // The sha256 of the tar before compression; valid after finish() of an in_process writer
+    // (for the others, where there is no compression, it is digest()).
+    const util::Sha256Digest& uncompressed_digest() const { return m_uncompressed; }
+    // The compressed size written; valid after finish().
+    uint64_t size() const { return m_size; }
     uint64_t entries() const { return m_entries; }
 
   private:
@@ -105,8 +117,11 @@ class TarWriter {
     util::Error archive_error(const std::string& where, const char* fallback) const;
 
     std::string m_host_path;
-    std::unique_ptr<OutputSink> m_sink;  // writes and hashes on a thread of its own
+    std::unique_ptr<OutputSink> m_sink;              // writes and hashes on a thread of its own
+    std::unique_ptr<StreamCompressor> m_compressor;  // in_process only
     util::Sha256Digest m_digest{};
+    util::Sha256Digest m_uncompressed{};
+    uint64_t m_size = 0;
     std::optional<util::Error> m_output_error;  // the sink's, which ended the image
     bool m_discard = false;  // set by the destructor so that libarchive's cleanup writes nothing
     bool m_failed = false;

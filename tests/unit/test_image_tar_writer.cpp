@@ -17,6 +17,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -721,5 +722,73 @@ TEST_SUITE("rootlock::image") {
                 k_size, st.st_size, seconds.count(),
                 static_cast<double>(k_size) / 1e6 / seconds.count(), usage.ru_maxrss / 1024));
         }
+    }
+
+    TEST_CASE("an OCI layer is compressed in process: its diff_id is the tar's own digest") {
+        TempDir tmp;
+        const std::string text = pseudo_text(3 << 20, 7);
+        // Writes the same three entries with `options`; returns the writer's digests and size.
+        auto write = [&](const std::string& name, TarWriterOptions options) {
+            auto writer = TarWriter::create(tmp / name, options);
+            REQUIRE(writer.ok());
+            REQUIRE((*writer)->add_bytes(dir("/opt"), "").ok());
+            REQUIRE((*writer)->add_bytes(file("/opt/a", text.size()), text).ok());
+            REQUIRE((*writer)->add_bytes(file("/opt/b", 5), "hello").ok());
+            REQUIRE((*writer)->finish().ok());
+            return std::make_tuple(util::Sha256::to_hex((*writer)->digest()),
+                                   util::Sha256::to_hex((*writer)->uncompressed_digest()),
+                                   (*writer)->size());
+        };
+        TarWriterOptions plain;
+        plain.compression = Compression::none;
+        const auto [tar_digest, tar_again, tar_size] = write("plain.tar", plain);
+        CHECK(tar_digest == tar_again);
+        const std::string tar = read_host_file(tmp / "plain.tar");
+        CHECK(tar_size == tar.size());
+
+        for (const auto compression : {Compression::gzip, Compression::zstd}) {
+            const bool gzip = compression == Compression::gzip;
+            CAPTURE(gzip);
+            TarWriterOptions layer;
+            layer.compression = compression;
+            layer.in_process = true;
+            layer.threads = 1;
+            const std::string name = gzip ? "layer.tar.gz" : "layer.tar.zst";
+            const auto [blob, diff_id, size] = write(name, layer);
+            const std::string bytes = read_host_file(tmp / name);
+            CHECK(diff_id == tar_digest);
+            CHECK(blob == util::sha256_hex(bytes));
+            CHECK(size == bytes.size());
+            CHECK(bytes.size() < tar.size() / 2);
+            // The real decompressors give back the very tar the plain writer wrote.
+            const auto [out, status] =
+                run_shell((gzip ? "gzip -dc " : "zstd -dcq ") + (tmp / name) + " | sha256sum");
+            CHECK(status == 0);
+            CHECK(out.substr(0, 64) == tar_digest);
+            // The same bytes again, and with more threads (zstd's workers change nothing).
+            layer.threads = 2;
+            const auto [blob_again, diff_again, size_again] = write(name + ".2", layer);
+            CHECK(blob_again == blob);
+            CHECK(diff_again == diff_id);
+        }
+        // gzip's header: no name, no mtime, so nothing of the machine or the moment.
+        const std::string gz = read_host_file(tmp / "layer.tar.gz");
+        REQUIRE(gz.size() > 10);
+        CHECK(gz.substr(0, 4) == std::string("\x1f\x8b\x08\x00", 4));
+        CHECK(gz.substr(4, 4) == std::string(4, '\0'));
+
+        TarWriterOptions xz;
+        xz.compression = Compression::xz;
+        xz.in_process = true;
+        auto refused = TarWriter::create(tmp / "x.tar.xz", xz);
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().message == "only gzip and zstd layers are compressed in process");
+        TarWriterOptions level;
+        level.compression = Compression::gzip;
+        level.in_process = true;
+        level.gzip_level = 0;
+        auto bad_level = TarWriter::create(tmp / "l.tar.gz", level);
+        REQUIRE_FALSE(bad_level.ok());
+        CHECK(bad_level.error().message == "gzip level 0 is not in 1..9");
     }
 }
