@@ -61,9 +61,10 @@ std::optional<std::string> non_canonical(std::string_view path) {
     return std::nullopt;
 }
 
-// The member name GNU tar gives `path` under `tar -C root .`; libarchive adds a directory's "/".
-std::string member_name(std::string_view path) {
-    return "./" + std::string(path.substr(1));
+// The member name GNU tar gives `path` under `tar -C root .`, or without the "./"; libarchive
+// adds a directory's "/".
+std::string member_name(std::string_view path, bool dot_slash) {
+    return (dot_slash ? "./" : "") + std::string(path.substr(1));
 }
 
 const char* kind_name(EntryKind kind) {
@@ -208,6 +209,7 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
         options.compression != Compression::zstd)
         return util::make_error(host_path, "only gzip and zstd layers are compressed in process");
     std::unique_ptr<TarWriter> writer(new TarWriter(host_path));
+    writer->m_dot_slash = options.dot_slash;
     if (options.in_process) {
         ROOTLOCK_TRY(
             compressor,
@@ -278,6 +280,8 @@ util::Status TarWriter::check_entry(const TarEntry& entry) const {
     const std::string& path = entry.path;
     if (auto why = non_canonical(path))
         return util::make_error(path, *why);
+    if (!m_dot_slash && path == "/")
+        return util::make_error(path, "the root has no member name without \"./\"");
     if (m_entries > 0) {
         if (path == m_previous)
             return util::make_error(path, "duplicate entry");
@@ -324,7 +328,7 @@ util::Status TarWriter::write_header(const TarEntry& entry) {
         return util::make_error(entry.path, "out of memory");
     struct archive_entry* e = header.get();
     // Raw bytes, never the *_utf8 setters: those crash libarchive 3.6.2 under the C locale.
-    archive_entry_copy_pathname(e, member_name(entry.path).c_str());
+    archive_entry_copy_pathname(e, member_name(entry.path, m_dot_slash).c_str());
     archive_entry_set_perm(e, static_cast<mode_t>(entry.mode));
     archive_entry_set_uid(e, static_cast<la_int64_t>(entry.uid));
     archive_entry_set_gid(e, static_cast<la_int64_t>(entry.gid));
@@ -345,7 +349,7 @@ util::Status TarWriter::write_header(const TarEntry& entry) {
             break;
         case EntryKind::hardlink:
             archive_entry_set_filetype(e, AE_IFREG);
-            archive_entry_copy_hardlink(e, member_name(entry.link_target).c_str());
+            archive_entry_copy_hardlink(e, member_name(entry.link_target, m_dot_slash).c_str());
             archive_entry_set_size(e, 0);
             break;
     }

@@ -56,6 +56,9 @@ struct TarWriterOptions {
     // The compressed bytes differ from the filter's (another zstd frame layout), so a tarball
     // image keeps the filter.
     bool in_process = false;
+    // Member names "./etc/x", as `tar -C root .` writes a rootfs; false: "etc/x", as skopeo
+    // writes an OCI archive (whose root "/" is then never written: it would have no name).
+    bool dot_slash = true;
 };
 
 // "Component order", the order GNU tar --sort=name produces: paths are compared component by
@@ -123,6 +126,7 @@ class TarWriter {
     util::Sha256Digest m_uncompressed{};
     uint64_t m_size = 0;
     std::optional<util::Error> m_output_error;  // the sink's, which ended the image
+    bool m_dot_slash = true;
     bool m_discard = false;  // set by the destructor so that libarchive's cleanup writes nothing
     bool m_failed = false;
     bool m_finished = false;

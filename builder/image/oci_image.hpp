@@ -1,0 +1,49 @@
+// An OCI image on disk from layer blobs already written: a layout directory (oci-layout,
+// index.json, blobs/sha256/) or the same files as one uncompressed tar (an OCI archive, the
+// shape `skopeo copy oci:DIR oci-archive:X.tar` writes and Proxmox VE 9.1 imports). The config
+// and manifest come from oci/oci_documents, so one set of layers and settings gives one
+// manifest digest.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oci/oci_documents.hpp"
+#include "util/result.hpp"
+
+namespace rootlock::image {
+
+// A layer written by a TarWriter with in_process compression.
+struct LayerBlob {
+    std::string host_path;  // the compressed file
+    oci::Layer layer;       // its descriptor (digest, size, media type), diff_id, comment
+};
+
+struct OciImageSpec {
+    oci::RunConfig run;
+    std::map<std::string, std::string> annotations;  // the manifest's
+    std::string ref_name;                            // index.json's ref.name: the tag
+};
+
+struct OciImageWritten {
+    oci::Descriptor manifest;
+    oci::Descriptor config;
+};
+
+// Writes the layout at `dir`, which must not exist (it is made under a temporary name beside it
+// and renamed when complete); each layer's file is moved into blobs/sha256/ (after a failure
+// it may be left in DIR.partial). Errors: "DIR: exists", a layer whose file is missing or whose
+// size differs from its descriptor, I/O.
+util::Result<OciImageWritten> write_oci_layout(const std::string& dir,
+                                               const std::vector<LayerBlob>& layers,
+                                               const OciImageSpec& spec);
+
+// Writes the archive at `path` (a temporary beside it, renamed when complete): oci-layout,
+// index.json, blobs/ in component order, members without "./", mode 0644/0755, owner 0, every
+// mtime `mtime` (the lock's epoch). The layer files are copied, not moved.
+util::Result<OciImageWritten> write_oci_archive(const std::string& path,
+                                                const std::vector<LayerBlob>& layers,
+                                                const OciImageSpec& spec, int64_t mtime);
+
+}  // namespace rootlock::image

@@ -1,0 +1,148 @@
+// OCI layouts and archives as real clients read them: skopeo inspects both forms and finds our
+// digests, umoci unpacks the layers into the tree they hold, and one input gives one archive.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "image/oci_image.hpp"
+#include "image/tar_writer.hpp"
+#include "support/temp_dir.hpp"
+#include "util/sha256.hpp"
+
+using namespace rootlock;
+using namespace rootlock::image;
+using rootlock::testing::TempDir;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::pair<std::string, int> shell(const std::string& command) {
+    std::string output;
+    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    size_t count = 0;
+    while ((count = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+        output.append(buffer, count);
+    return {output, ::pclose(pipe)};
+}
+
+// One gzip layer holding `files` (path -> content) under their directories.
+LayerBlob layer(const TempDir& tmp, const std::string& name,
+                const std::vector<std::pair<std::string, std::string>>& files,
+                const std::vector<std::string>& directories) {
+    TarWriterOptions options;
+    options.compression = Compression::gzip;
+    options.in_process = true;
+    auto writer = TarWriter::create(tmp / name, options);
+    REQUIRE(writer.ok());
+    std::vector<std::pair<std::string, TarEntry>> entries;
+    for (const auto& directory : directories) {
+        TarEntry entry;
+        entry.path = directory;
+        entry.kind = EntryKind::directory;
+        entry.mode = 0755;
+        REQUIRE((*writer)->add_bytes(entry, "").ok());
+    }
+    for (const auto& [path, content] : files) {
+        TarEntry entry;
+        entry.path = path;
+        entry.size = content.size();
+        REQUIRE((*writer)->add_bytes(entry, content).ok());
+    }
+    REQUIRE((*writer)->finish().ok());
+    LayerBlob blob;
+    blob.host_path = tmp / name;
+    blob.layer.blob = oci::Descriptor{oci::k_media_layer_gzip,
+                                      "sha256:" + util::Sha256::to_hex((*writer)->digest()),
+                                      (*writer)->size(),
+                                      {}};
+    blob.layer.diff_id = "sha256:" + util::Sha256::to_hex((*writer)->uncompressed_digest());
+    blob.layer.comment = "rootlock: " + name;
+    return blob;
+}
+
+OciImageSpec spec() {
+    OciImageSpec out;
+    out.run.env = {"PATH=/opt/venv/bin:/usr/bin:/bin"};
+    out.run.working_dir = "/";
+    out.run.labels = {{"org.rootlock.recipe", "demo"}};
+    out.run.created = oci::rfc3339_utc(1700000000);
+    out.annotations = {{"org.opencontainers.image.title", "demo"}};
+    out.ref_name = "demo";
+    return out;
+}
+
+std::vector<LayerBlob> two_layers(const TempDir& tmp, const std::string& suffix) {
+    return {layer(tmp, "base" + suffix, {{"/etc/os-release", "ID=debian\n"}}, {"/etc"}),
+            layer(tmp, "venv" + suffix, {{"/opt/venv/lib/x.py", "print(1)\n"}},
+                  {"/opt", "/opt/venv", "/opt/venv/lib"})};
+}
+
+}  // namespace
+
+TEST_SUITE("rootlock::image") {
+    TEST_CASE("an OCI layout and archive are read by skopeo and unpacked by umoci") {
+        TempDir tmp;
+        const auto layers = two_layers(tmp, "");
+        const std::vector<std::string> digests{layers[0].layer.blob.digest,
+                                               layers[1].layer.blob.digest};
+        // The archive first: the layout moves the layer files.
+        auto archived = write_oci_archive(tmp / "demo.oci.tar", layers, spec(), 1700000000);
+        REQUIRE(archived.ok());
+        auto again = write_oci_archive(tmp / "again.oci.tar", layers, spec(), 1700000000);
+        REQUIRE(again.ok());
+        CHECK(read_file(tmp / "demo.oci.tar") == read_file(tmp / "again.oci.tar"));
+        auto written = write_oci_layout(tmp / "layout", layers, spec());
+        REQUIRE(written.ok());
+        CHECK(written->manifest.digest == archived->manifest.digest);
+        CHECK_FALSE(write_oci_layout(tmp / "layout", layers, spec()).ok());
+
+        if (shell("command -v skopeo && command -v umoci").second != 0) {
+            MESSAGE("skopeo or umoci is not installed (make test installs them)");
+            CHECK(false);
+            return;
+        }
+        for (const std::string& reference :
+             {"oci:" + (tmp / "layout") + ":demo", "oci-archive:" + (tmp / "demo.oci.tar")}) {
+            CAPTURE(reference);
+            const auto [raw, raw_status] = shell("skopeo inspect --raw " + reference);
+            REQUIRE(raw_status == 0);
+            CHECK(util::sha256_hex(raw) == written->manifest.digest.substr(7));
+            const auto [text, status] = shell("skopeo inspect " + reference);
+            REQUIRE(status == 0);
+            const auto inspected = nlohmann::json::parse(text);
+            CHECK(inspected["Layers"] == digests);
+            CHECK(inspected["Labels"]["org.rootlock.recipe"] == "demo");
+            CHECK(inspected["Architecture"] == "amd64");
+        }
+        const auto [out, status] = shell("umoci unpack --rootless --image " + (tmp / "layout") +
+                                         ":demo " + (tmp / "bundle"));
+        REQUIRE_MESSAGE(status == 0, out);
+        CHECK(read_file(tmp / "bundle/rootfs/etc/os-release") == "ID=debian\n");
+        CHECK(read_file(tmp / "bundle/rootfs/opt/venv/lib/x.py") == "print(1)\n");
+    }
+
+    TEST_CASE(
+        "a layer whose size differs from its descriptor is refused before anything is written") {
+        TempDir tmp;
+        auto layers = two_layers(tmp, "");
+        layers[1].layer.blob.size += 1;
+        auto refused = write_oci_archive(tmp / "x.oci.tar", layers, spec(), 0);
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().message.find("its descriptor says") != std::string::npos);
+        CHECK_FALSE(std::ifstream(tmp / "x.oci.tar").good());
+        CHECK_FALSE(write_oci_layout(tmp / "dir", layers, spec()).ok());
+    }
+}
