@@ -63,7 +63,9 @@ class JsonPageReader {
     explicit JsonPageReader(const std::string& page_url) : m_url(page_url) {}
 
     util::Error fail(const std::string& path, const std::string& message) const {
-        return util::make_error(m_url, path.empty() ? message : path + ": " + message);
+        // The JSON path is part of the location: its keys come from the page, so make_error
+        // escapes them.
+        return util::make_error(path.empty() ? m_url : m_url + ": " + path, message);
     }
 
     util::Result<ProjectPage> read(const Json& root) {

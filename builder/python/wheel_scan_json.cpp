@@ -9,6 +9,7 @@
 #include "python/wheel_scan.hpp"
 #include "util/hex.hpp"
 #include "util/json_text.hpp"
+#include "util/quote.hpp"
 namespace rootlock::python {
 
 namespace {
@@ -326,7 +327,8 @@ util::Result<WheelScan> scan_from_json(std::string_view json) {
     if (!schema_field->is_number_integer() || schema_field->get<int64_t>() != k_scan_schema) {
         return util::make_error(
             "scan cache",
-            fmt::format("schema {} is not {}", util::json_text(*schema_field), k_scan_schema));
+            fmt::format("schema {} is not {}", util::printable(util::json_text(*schema_field)),
+                        k_scan_schema));
     }
     WheelScan scan;
     std::string filename;
