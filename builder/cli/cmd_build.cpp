@@ -31,7 +31,28 @@ struct BuildCliOptions {
     bool allow_broken = false;
     bool json = false;
     int jobs = 2;
+    std::string format;                      // "", "tarball" or "oci"
+    std::string layer_compression = "gzip";  // OCI layers: gzip or zstd
 };
+
+bool has_suffix(const std::string& text, std::string_view suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The output an explicit --format asks for: "NAME.tar.zst" becomes "NAME.oci.tar" for oci.
+std::string output_for_format(const std::string& output, const std::string& format) {
+    const bool is_oci = has_suffix(output, ".oci.tar") || has_suffix(output, ".oci");
+    if (format != "oci" || is_oci)
+        return output;
+    std::string stem = output;
+    for (std::string_view suffix : {".tar.zst", ".tar.xz", ".tar.gz", ".tar"})
+        if (has_suffix(stem, suffix)) {
+            stem.resize(stem.size() - suffix.size());
+            break;
+        }
+    return stem + ".oci.tar";
+}
 
 // On Ctrl-C or kill: the partial file goes, the image's name never held anything partial.
 extern "C" void remove_partial_and_exit(int signal_number) {
@@ -97,6 +118,10 @@ int run_build_command(const BuildCliOptions& options_in) {
         options.output = lock->rootlock->output;
     if (options.output.empty())
         return fail_usage(lock_path + ": the lock names no output; give -o IMAGE");
+    options.output = output_for_format(options.output, options.format);
+    if (options.format == "tarball" &&
+        (has_suffix(options.output, ".oci.tar") || has_suffix(options.output, ".oci")))
+        return fail_usage(options.output + ": an OCI name, but --format tarball");
 
     image::BuildOptions build_options;
     build_options.lock_path = lock_path;
@@ -105,6 +130,7 @@ int run_build_command(const BuildCliOptions& options_in) {
     build_options.offline = options.offline;
     build_options.allow_broken = options.allow_broken;
     build_options.threads = options.jobs;
+    build_options.oci_zstd = options.layer_compression == "zstd";
     build_options.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
     std::signal(SIGINT, remove_partial_and_exit);
     std::signal(SIGTERM, remove_partial_and_exit);
@@ -142,6 +168,10 @@ int run_build_command(const BuildCliOptions& options_in) {
         nlohmann::ordered_json out;
         out["image"] = outcome->image_path;
         out["sha256"] = outcome->sha256;
+        if (!outcome->manifest_digest.empty()) {
+            out["manifest"] = outcome->manifest_digest;
+            out["layers"] = outcome->layers;
+        }
         out["size"] = outcome->size;
         out["entries"] = outcome->entries;
         out["compiled"] = outcome->compiled;
@@ -160,6 +190,15 @@ int run_build_command(const BuildCliOptions& options_in) {
     if (outcome->compiled > 0)
         fmt::print("  bytecode: {} .pyc files, unchecked-hash (PEP 552)\n", outcome->compiled);
     fmt::print("  beside it: {}, {}, {}\n", outcome->sha256_path, outcome->sbom_path, report_path);
+    if (!outcome->manifest_digest.empty()) {
+        fmt::print("  manifest {}\n", outcome->manifest_digest);
+        for (const auto& layer : outcome->layers)
+            fmt::print("  layer: {}\n", layer);
+        const bool layout = has_suffix(outcome->image_path, ".oci");
+        fmt::print("  inspect: skopeo inspect {}:{}\n", layout ? "oci" : "oci-archive",
+                   outcome->image_path);
+        return k_exit_ok;
+    }
     fmt::print(
         "  on Proxmox: copy it to /var/lib/vz/template/cache/ and run\n"
         "    pct create <vmid> local:vztmpl/{} --unprivileged 1\n",
@@ -176,7 +215,16 @@ void register_build(CLI::App& app, std::function<int()>& run) {
     command->add_option("input", options->input, "A lock (pylock.NAME.toml) or a recipe")
         ->required();
     command->add_option("-o,--output", options->output,
-                        "The image (.tar.zst, .tar.xz, .tar.gz or .tar; default: the recipe's)");
+                        "The image (.tar.zst, .tar.xz, .tar.gz, .tar; .oci.tar an OCI archive, "
+                        ".oci an OCI layout directory; default: the recipe's)");
+    command
+        ->add_option("--format", options->format,
+                     "tarball, or oci (the output named NAME.oci.tar unless it is .oci)")
+        ->check(CLI::IsMember({"tarball", "oci"}));
+    command
+        ->add_option("--layer-compression", options->layer_compression,
+                     "OCI layers: gzip (default; every runtime takes it) or zstd")
+        ->check(CLI::IsMember({"gzip", "zstd"}));
     command->add_option("--cache-dir", options->cache_dir, "Download cache (as for lock)");
     command->add_flag("--offline", options->offline, "Use the cache only; no network request");
     command->add_flag("--allow-broken", options->allow_broken,

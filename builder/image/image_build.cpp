@@ -20,6 +20,7 @@
 #include "fs/overlay_tree.hpp"
 #include "fs/zip_index.hpp"
 #include "image/compile_step.hpp"
+#include "image/oci_build.hpp"
 #include "image/sbom.hpp"
 #include "image/tar_index.hpp"
 #include "image/tar_writer.hpp"
@@ -65,7 +66,34 @@ struct Source {
 struct Planned {
     TarEntry entry;
     Source source;
+    bool from_base = false;  // a member of the base (its OCI layer)
 };
+
+// What the output's name asks for: "NAME.oci.tar" an OCI archive, "NAME.oci" an OCI layout
+// directory, anything else a tarball whose suffix picks the compression.
+enum class OutputForm { tarball, oci_archive, oci_layout };
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+OutputForm output_form(const std::string& output) {
+    if (ends_with(output, ".oci.tar"))
+        return OutputForm::oci_archive;
+    if (ends_with(output, ".oci"))
+        return OutputForm::oci_layout;
+    return OutputForm::tarball;
+}
+
+// GOARCH's name for the machine of the image's /bin/sh.
+std::string oci_architecture(const std::string& machine) {
+    if (machine == "aarch64")
+        return "arm64";
+    if (machine == "x86_64" || machine.empty())
+        return "amd64";
+    return machine;
+}
 
 bool is_plain_tar(const std::string& path) {
     auto head = util::read_host_file_prefix(path, 512);
@@ -146,7 +174,12 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                                     ? "a frozen lock names no base: freeze again with --base-from "
                                       "LOCK (the lock the environment was built from)"
                                     : "[tool.rootlock] names no base to build on");
-    ROOTLOCK_TRY(compression, compression_for(options.output));
+    const OutputForm form = output_form(options.output);
+    Compression compression = Compression::none;
+    if (form == OutputForm::tarball) {
+        ROOTLOCK_TRY(chosen, compression_for(options.output));
+        compression = chosen;
+    }
     BuildOutcome outcome;
     index::HttpClient http(options.http);
     index::ContentStore store(options.cache_dir);
@@ -304,6 +337,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 "owner " + std::to_string(std::max(member.uid, member.gid)) +
                     " cannot be mapped in an unprivileged container (pct would refuse this image)");
         Planned entry;
+        entry.from_base = true;
         entry.entry.path = member.path;
         entry.entry.mode = member.mode & 07777;
         entry.entry.uid = static_cast<uint32_t>(member.uid);
@@ -414,60 +448,116 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         set_temporary("");
         return error;
     };
-    TarWriterOptions writer_options;
-    writer_options.compression = compression;
-    writer_options.threads = std::max(1, options.threads);
-    auto writer = TarWriter::create(temporary, writer_options);
-    if (!writer.ok())
-        return fail(writer.error());
-    for (const auto& item : planned) {
-        util::Status added = util::ok_status();
+    // One entry from its source into `writer`.
+    auto write_item = [&](TarWriter& writer, const Planned& item) -> util::Status {
         switch (item.source.kind) {
             case Source::Kind::none:
-                added = (*writer)->add(item.entry, nullptr);
-                break;
+                return writer.add(item.entry, nullptr);
             case Source::Kind::bytes:
-                added = (*writer)->add_bytes(item.entry, *item.source.bytes);
-                break;
+                return writer.add_bytes(item.entry, *item.source.bytes);
             case Source::Kind::base: {
                 auto stream = open_member(base_index, base_index.members[item.source.index]);
-                added = (*writer)->add(item.entry, stream.get());
-                break;
+                return writer.add(item.entry, stream.get());
             }
             case Source::Kind::wheel: {
                 auto& zip = zips[item.source.index];
                 if (!zip) {
                     const auto& wheel = lock.packages[item.source.index].wheels.front();
-                    auto opened = fs::index_zip(store.blob_path(wheels[item.source.index].sha256),
-                                                wheel.name);
-                    if (!opened.ok())
-                        return fail(opened.error());
-                    zip = std::make_unique<fs::ZipIndex>(std::move(*opened));
+                    ROOTLOCK_TRY(opened,
+                                 fs::index_zip(store.blob_path(wheels[item.source.index].sha256),
+                                               wheel.name));
+                    zip = std::make_unique<fs::ZipIndex>(std::move(opened));
                 }
                 const fs::ZipMember* member = zip->find(item.source.member);
                 if (member == nullptr)
-                    return fail(
-                        util::make_error(zip->name, item.source.member + ": not in the wheel"));
+                    return util::make_error(zip->name, item.source.member + ": not in the wheel");
                 auto stream = fs::open_member(*zip, *member);
-                added = (*writer)->add(item.entry, stream.get());
-                break;
+                return writer.add(item.entry, stream.get());
             }
         }
-        if (!added.ok())
-            return fail(added.error());
+        return util::ok_status();
+    };
+    if (form != OutputForm::tarball) {
+        OciBuildInput oci;
+        for (const auto& item : planned)
+            oci.entries.push_back(LayerInput{
+                item.entry.path, item.entry.kind == EntryKind::directory, item.from_base,
+                item.source.kind == Source::Kind::wheel ? lock.packages[item.source.index].name
+                                                        : std::string()});
+        oci.write_entry = [&](TarWriter& writer, size_t index, int64_t mtime) {
+            if (mtime < 0)
+                return write_item(writer, planned[index]);
+            Planned item = planned[index];
+            item.entry.mtime = mtime;
+            return write_item(writer, item);
+        };
+        // The base layer's newest entry dates the layers that hold no wheel; a wheel layer is
+        // dated by its newest upload.
+        int64_t base_epoch = 0;
+        for (const auto& item : planned)
+            if (item.from_base)
+                base_epoch = std::max(base_epoch, item.entry.mtime);
+        oci.layer_mtime.fill(-1);
+        for (const auto& package : lock.packages) {
+            if (package.wheels.empty() || !package.wheels.front().upload_time)
+                continue;
+            auto seconds = pylock::upload_time_seconds(*package.wheels.front().upload_time);
+            auto& slot = oci.layer_mtime[static_cast<size_t>(layer_of_wheel(package.name))];
+            if (seconds)
+                slot = std::max(slot, static_cast<int64_t>(*seconds));
+        }
+        for (auto& slot : oci.layer_mtime)
+            slot = std::min(slot < 0 ? base_epoch : slot, epoch);  // the lock's clamp holds
+        oci.venv = data.venv;
+        oci.mtime = epoch;
+        oci.zstd = options.oci_zstd;
+        oci.threads = options.threads;
+        oci.spec.run.architecture = oci_architecture(pct_input.sh_machine);
+        oci.spec.run.env.push_back(
+            "PATH=" + data.venv +
+            "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        oci.spec.run.env.push_back("VIRTUAL_ENV=" + data.venv);
+        for (const auto& [name, value] : data.environment)
+            oci.spec.run.env.push_back(name + "=" + value);
+        oci.spec.run.working_dir = "/";
+        oci.spec.run.created = oci::rfc3339_utc(epoch);
+        ROOTLOCK_TRY(lock_digest, util::sha256_file(options.lock_path));
+        oci.spec.run.labels = {{"org.rootlock.lock.sha256", util::Sha256::to_hex(lock_digest)},
+                               {"org.rootlock.recipe", data.image_name}};
+        oci.spec.annotations = {{"org.opencontainers.image.created", oci.spec.run.created},
+                                {"org.opencontainers.image.title", data.image_name}};
+        oci.spec.ref_name = data.image_name;
+        ROOTLOCK_TRY(written,
+                     build_oci(oci, options.output, form == OutputForm::oci_layout, temporary));
+        set_temporary("");
+        outcome.entries = written.entries;
+        outcome.sha256 = written.sha256;
+        outcome.manifest_digest = written.manifest_digest;
+        outcome.layers = written.layers;
+    } else {
+        TarWriterOptions writer_options;
+        writer_options.compression = compression;
+        writer_options.threads = std::max(1, options.threads);
+        auto writer = TarWriter::create(temporary, writer_options);
+        if (!writer.ok())
+            return fail(writer.error());
+        for (const auto& item : planned)
+            if (auto added = write_item(**writer, item); !added.ok())
+                return fail(added.error());
+        outcome.entries = (*writer)->entries();
+        if (auto finished = (*writer)->finish(); !finished.ok())
+            return fail(finished.error());
+        outcome.sha256 = util::Sha256::to_hex((*writer)->digest());
+        writer->reset();
+        if (::rename(temporary.c_str(), options.output.c_str()) != 0)
+            return fail(util::make_error(options.output, std::strerror(errno)));
+        set_temporary("");
     }
-    outcome.entries = (*writer)->entries();
-    if (auto finished = (*writer)->finish(); !finished.ok())
-        return fail(finished.error());
-    outcome.sha256 = util::Sha256::to_hex((*writer)->digest());
-    writer->reset();
-    if (::rename(temporary.c_str(), options.output.c_str()) != 0)
-        return fail(util::make_error(options.output, std::strerror(errno)));
-    set_temporary("");
 
     // 7. Beside the image: its sha256, the SBOM, the check report.
     outcome.image_path = options.output;
-    auto size = util::read_host_file_size(options.output);
+    auto size = form == OutputForm::oci_layout ? util::Result<uint64_t>(uint64_t{0})
+                                               : util::read_host_file_size(options.output);
     outcome.size = size.ok() ? *size : 0;
     outcome.sha256_path = options.output + ".sha256";
     ROOTLOCK_TRY(sha_written, util::write_file_atomically(

@@ -21,6 +21,7 @@ struct BuildOptions {
     bool offline = false;
     bool allow_broken = false;
     int threads = 2;
+    bool oci_zstd = false;  // an OCI output's layers in zstd, not gzip
     index::HttpOptions http;
 };
 
@@ -29,7 +30,9 @@ struct BuildOutcome {
     check::CheckReport report;    // the final tree's closure check
     std::vector<PctFinding> pct;  // non-fatal findings (fatal ones are errors)
     std::string image_path;
-    std::string sha256;
+    std::string sha256;               // the file's; an OCI layout's manifest's
+    std::string manifest_digest;      // OCI outputs: "sha256:..."
+    std::vector<std::string> layers;  // OCI outputs: each layer's comment, digest and size
     uint64_t size = 0;
     uint64_t entries = 0;
     uint64_t compiled = 0;    // .pyc files written (python.compile-bytecode)

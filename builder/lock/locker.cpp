@@ -55,25 +55,6 @@ std::string directory_of(const std::string& path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// "2025-08-06T18:30:12.345678Z" -> seconds since the epoch; nullopt for anything else.
-std::optional<uint64_t> parse_upload_time(const std::string& text) {
-    std::tm parts{};
-    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &year, &month, &day, &hour, &minute,
-                    &second) != 6)
-        return std::nullopt;
-    parts.tm_year = year - 1900;
-    parts.tm_mon = month - 1;
-    parts.tm_mday = day;
-    parts.tm_hour = hour;
-    parts.tm_min = minute;
-    parts.tm_sec = second;
-    const time_t seconds = timegm(&parts);
-    if (seconds < 0)
-        return std::nullopt;
-    return static_cast<uint64_t>(seconds);
-}
-
 // The subject a recorded problem is about: the first of its usual fields that is present.
 std::string problem_subject(const check::Problem& problem) {
     for (const char* key : {"soname", "object", "version", "distribution", "path", "file"}) {
@@ -351,7 +332,7 @@ std::optional<uint64_t> lock_packages(const LockRun& run, pylock::Lock& lock) {
         wheel.upload_time = file.file.upload_time;
         wheel.hashes["sha256"] = run.wheels[i].sha256;
         if (file.file.upload_time.has_value()) {
-            auto seconds = parse_upload_time(*file.file.upload_time);
+            auto seconds = pylock::upload_time_seconds(*file.file.upload_time);
             if (seconds.has_value() && (!newest_upload || *seconds > *newest_upload))
                 newest_upload = seconds;
         }

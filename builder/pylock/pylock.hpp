@@ -249,4 +249,8 @@ util::Result<LenientLock> read_pylock_lenient(std::string_view text, const std::
 util::Result<Lock> read_pylock_file(const std::string& path);
 util::Result<LenientLock> read_pylock_file_lenient(const std::string& path);
 
+// An upload-time ("2025-08-06T18:30:12.345678Z", UTC) as seconds since the epoch, fractions
+// dropped; nullopt for anything else (upload_time.cpp).
+std::optional<uint64_t> upload_time_seconds(const std::string& text);
+
 }  // namespace rootlock::pylock

@@ -1,0 +1,95 @@
+// The OCI form of a build; see oci_build.hpp.
+#include "image/oci_build.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "util/sha256.hpp"
+
+namespace rootlock::image {
+
+util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& output, bool layout,
+                                 const std::string& scratch_prefix) {
+    const auto plans = plan_layers(input.entries, input.venv);
+    std::vector<LayerBlob> blobs;
+    auto cleanup = [&] {
+        for (const auto& blob : blobs)
+            ::unlink(blob.host_path.c_str());
+    };
+    OciBuilt built;
+    for (size_t n = 0; n < plans.size(); ++n) {
+        TarWriterOptions options;
+        options.compression = input.zstd ? Compression::zstd : Compression::gzip;
+        options.in_process = true;
+        options.threads = std::max(1, input.threads);
+        const std::string path = scratch_prefix + ".layer-" + std::to_string(n);
+        auto writer = TarWriter::create(path, options);
+        if (!writer.ok()) {
+            cleanup();
+            return writer.error();
+        }
+        const int64_t mtime = input.layer_mtime[static_cast<size_t>(plans[n].kind)];
+        for (size_t index : plans[n].entries)
+            if (auto written =
+                    input.write_entry(**writer, index, input.entries[index].from_base ? -1 : mtime);
+                !written.ok()) {
+                writer->reset();
+                ::unlink(path.c_str());
+                cleanup();
+                return written.error();
+            }
+        if (auto finished = (*writer)->finish(); !finished.ok()) {
+            writer->reset();
+            ::unlink(path.c_str());
+            cleanup();
+            return finished.error();
+        }
+        LayerBlob blob;
+        blob.host_path = path;
+        blob.layer.blob =
+            oci::Descriptor{input.zstd ? oci::k_media_layer_zstd : oci::k_media_layer_gzip,
+                            "sha256:" + util::Sha256::to_hex((*writer)->digest()),
+                            (*writer)->size(),
+                            {}};
+        blob.layer.diff_id = "sha256:" + util::Sha256::to_hex((*writer)->uncompressed_digest());
+        blob.layer.comment = layer_comment(plans[n].kind);
+        built.layers.push_back(fmt::format("{} {} ({} bytes)", blob.layer.comment,
+                                           blob.layer.blob.digest, blob.layer.blob.size));
+        blobs.push_back(std::move(blob));
+    }
+    built.entries = input.entries.size();
+
+    if (layout) {
+        // Written beside, then put in place of an earlier layout of the same name.
+        const std::string fresh = scratch_prefix + ".layout";
+        auto written = write_oci_layout(fresh, blobs, input.spec);
+        if (!written.ok()) {
+            cleanup();
+            std::error_code ignored;
+            std::filesystem::remove_all(fresh + ".partial", ignored);
+            return written.error();
+        }
+        std::error_code ec;
+        std::filesystem::remove_all(output, ec);
+        if (::rename(fresh.c_str(), output.c_str()) != 0) {
+            std::filesystem::remove_all(fresh, ec);
+            return util::make_error(output, "cannot put the layout in place");
+        }
+        built.manifest_digest = written->manifest.digest;
+        built.sha256 = written->manifest.digest.substr(7);
+        return built;
+    }
+    auto written = write_oci_archive(output, blobs, input.spec, input.mtime);
+    cleanup();
+    if (!written.ok())
+        return written.error();
+    built.manifest_digest = written->manifest.digest;
+    ROOTLOCK_TRY(digest, util::sha256_file(output));
+    built.sha256 = util::Sha256::to_hex(digest);
+    return built;
+}
+
+}  // namespace rootlock::image
