@@ -54,11 +54,27 @@ std::string output_for_format(const std::string& output, const std::string& form
     return stem + ".oci.tar";
 }
 
-// On Ctrl-C or kill: the partial file goes, the image's name never held anything partial.
+// On Ctrl-C or kill: the partial file goes (and an OCI build's layer files, PARTIAL.layer-N),
+// the image's name never held anything partial. Only async-signal-safe calls here.
 extern "C" void remove_partial_and_exit(int signal_number) {
     const char* partial = image::build_temporary_path();
-    if (partial != nullptr && partial[0] != '\0')
+    if (partial != nullptr && partial[0] != '\0') {
         ::unlink(partial);
+        static char layer[4200];
+        size_t length = 0;
+        while (partial[length] != '\0' && length < sizeof layer - 16) {
+            layer[length] = partial[length];
+            ++length;
+        }
+        const char suffix[] = ".layer-";
+        for (size_t i = 0; i + 1 < sizeof suffix; ++i)
+            layer[length + i] = suffix[i];
+        for (char n = '0'; n <= '9'; ++n) {
+            layer[length + sizeof suffix - 1] = n;
+            layer[length + sizeof suffix] = '\0';
+            ::unlink(layer);
+        }
+    }
     ::_exit(128 + signal_number);
 }
 
