@@ -18,20 +18,17 @@
 #include "elf/elf_reader.hpp"
 #include "fs/path_resolve.hpp"
 #include "fs/tar_tree.hpp"
+#include "support/host.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace rootlock;
 using namespace rootlock::fs;
+using rootlock::testing::read_host_text;
 using rootlock::testing::TempDir;
 
 namespace {
 
 constexpr const char* k_host_libz = "/lib/x86_64-linux-gnu/libz.so.1";
-
-std::string read_host_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // One member of a generated tarball.
 struct Member {
@@ -150,7 +147,7 @@ void check_same_elf(const elf::ElfInfo& got, const elf::ElfInfo& expected) {
 }
 
 std::vector<Member> rootfs_members() {
-    std::string libz = read_host_file(k_host_libz);
+    std::string libz = read_host_text(k_host_libz);
     return {
         {"./", 'd', "", 0, 0755},
         {"./usr/", 'd', "", 0, 0755},
@@ -355,13 +352,13 @@ TEST_SUITE("rootlock::fs") {
         std::vector<Member> one_file = {{"./usr/share/zeros.bin", 'f', "", 100000, 0644}};
         std::string whole = dir / "whole.tar";
         write_tarball(whole, one_file);
-        std::string cut = dir.write_file("cut.tar", read_host_file(whole).substr(0, 8192));
+        std::string cut = dir.write_file("cut.tar", read_host_text(whole).substr(0, 8192));
         CHECK(TarTree::open(cut, {}).error().text() ==
               cut + ": Truncated input file (needed 100352 bytes, only 7680 available)");
 
         std::string zst = dir / "whole.tar.zst";
         write_tarball(zst, rootfs_members(), "zstd");
-        std::string zst_bytes = read_host_file(zst);
+        std::string zst_bytes = read_host_text(zst);
         std::string cut_zst =
             dir.write_file("cut.tar.zst", zst_bytes.substr(0, zst_bytes.size() / 2));
         CHECK(TarTree::open(cut_zst, {}).error().text() == cut_zst + ": Truncated zstd input");
@@ -376,7 +373,7 @@ TEST_SUITE("rootlock::fs") {
         constexpr uint64_t k_large = 128U << 20;
         write_tarball(path,
                       {
-                          {"./usr/lib/libbig.so", 'f', read_host_file(k_host_libz), k_large, 0644},
+                          {"./usr/lib/libbig.so", 'f', read_host_text(k_host_libz), k_large, 0644},
                           {"./usr/share/big.bin", 'f', "not elf", k_large, 0644},
                           // Named like a retained file but over TarOptions::max_retained_size.
                           {"./etc/ld.so.cache", 'f', "glibc-ld.so.cache1.1", 17U << 20, 0644},

@@ -13,30 +13,17 @@
 
 #include "image/oci_image.hpp"
 #include "image/tar_writer.hpp"
+#include "support/host.hpp"
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
 using namespace rootlock;
 using namespace rootlock::image;
+using rootlock::testing::read_host_text;
+using rootlock::testing::run_shell;
 using rootlock::testing::TempDir;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::pair<std::string, int> shell(const std::string& command) {
-    std::string output;
-    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buffer[4096];
-    size_t count = 0;
-    while ((count = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-        output.append(buffer, count);
-    return {output, ::pclose(pipe)};
-}
 
 // One gzip layer holding `files` (path -> content) under their directories.
 LayerBlob layer(const TempDir& tmp, const std::string& name,
@@ -103,13 +90,13 @@ TEST_SUITE("rootlock::image") {
         REQUIRE(archived.ok());
         auto again = write_oci_archive(tmp / "again.oci.tar", layers, spec(), 1700000000);
         REQUIRE(again.ok());
-        CHECK(read_file(tmp / "demo.oci.tar") == read_file(tmp / "again.oci.tar"));
+        CHECK(read_host_text(tmp / "demo.oci.tar") == read_host_text(tmp / "again.oci.tar"));
         auto written = write_oci_layout(tmp / "layout", layers, spec());
         REQUIRE(written.ok());
         CHECK(written->manifest.digest == archived->manifest.digest);
         CHECK_FALSE(write_oci_layout(tmp / "layout", layers, spec()).ok());
 
-        if (shell("command -v skopeo && command -v umoci").second != 0) {
+        if (run_shell("command -v skopeo && command -v umoci").second != 0) {
             MESSAGE("skopeo or umoci is not installed (make test installs them)");
             CHECK(false);
             return;
@@ -117,21 +104,21 @@ TEST_SUITE("rootlock::image") {
         for (const std::string& reference :
              {"oci:" + (tmp / "layout") + ":demo", "oci-archive:" + (tmp / "demo.oci.tar")}) {
             CAPTURE(reference);
-            const auto [raw, raw_status] = shell("skopeo inspect --raw " + reference);
+            const auto [raw, raw_status] = run_shell("skopeo inspect --raw " + reference);
             REQUIRE(raw_status == 0);
             CHECK(util::sha256_hex(raw) == written->manifest.digest.substr(7));
-            const auto [text, status] = shell("skopeo inspect " + reference);
+            const auto [text, status] = run_shell("skopeo inspect " + reference);
             REQUIRE(status == 0);
             const auto inspected = nlohmann::json::parse(text);
             CHECK(inspected["Layers"] == digests);
             CHECK(inspected["Labels"]["org.rootlock.recipe"] == "demo");
             CHECK(inspected["Architecture"] == "amd64");
         }
-        const auto [out, status] = shell("umoci unpack --rootless --image " + (tmp / "layout") +
-                                         ":demo " + (tmp / "bundle"));
+        const auto [out, status] = run_shell("umoci unpack --rootless --image " + (tmp / "layout") +
+                                             ":demo " + (tmp / "bundle"));
         REQUIRE_MESSAGE(status == 0, out);
-        CHECK(read_file(tmp / "bundle/rootfs/etc/os-release") == "ID=debian\n");
-        CHECK(read_file(tmp / "bundle/rootfs/opt/venv/lib/x.py") == "print(1)\n");
+        CHECK(read_host_text(tmp / "bundle/rootfs/etc/os-release") == "ID=debian\n");
+        CHECK(read_host_text(tmp / "bundle/rootfs/opt/venv/lib/x.py") == "print(1)\n");
     }
 
     TEST_CASE(

@@ -24,36 +24,18 @@
 
 #include "fs/archive_reader.hpp"
 #include "image/tar_writer.hpp"
+#include "support/host.hpp"
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
 using namespace rootlock;
 using namespace rootlock::image;
+using rootlock::testing::have_tool;
+using rootlock::testing::read_host_text;
+using rootlock::testing::run_shell;
 using rootlock::testing::TempDir;
 
 namespace {
-
-std::string read_host_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// stdout and stderr of a shell command, and its exit status.
-std::pair<std::string, int> run_shell(const std::string& command) {
-    std::string output;
-    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buffer[4096];
-    size_t count = 0;
-    while ((count = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-        output.append(buffer, count);
-    const int status = ::pclose(pipe);
-    return {output, status};
-}
-
-bool have_tool(const std::string& tool) {
-    return run_shell("command -v " + tool).second == 0;
-}
 
 // Bytes that compress somewhat: an LCG over a small alphabet, the same on every run.
 std::string pseudo_text(size_t size, uint32_t seed) {
@@ -306,9 +288,9 @@ TEST_SUITE("rootlock::image") {
             options.compression = compression;
             write_root(tmp / "a", options, root);
             write_root(tmp / "b", options, root);
-            const std::string a = read_host_file(tmp / "a");
+            const std::string a = read_host_text(tmp / "a");
             CHECK(a.size() > 512);
-            CHECK(a == read_host_file(tmp / "b"));
+            CHECK(a == read_host_text(tmp / "b"));
             if (compression == Compression::gzip) {
                 REQUIRE(a.size() > 10);
                 CHECK(a.substr(0, 2) == "\x1f\x8b");
@@ -330,7 +312,7 @@ TEST_SUITE("rootlock::image") {
                 options.threads = threads;
                 options.xz_level = 1;
                 write_root(tmp / "t", options, root);
-                const std::string bytes = read_host_file(tmp / "t");
+                const std::string bytes = read_host_text(tmp / "t");
                 if (!first)
                     first = bytes;
                 CHECK(bytes == *first);
@@ -641,7 +623,7 @@ TEST_SUITE("rootlock::image") {
             REQUIRE((*writer)->add_bytes(file("/big", big.size()), big).ok());
             REQUIRE((*writer)->finish().ok());
             CHECK(util::Sha256::to_hex((*writer)->digest()) ==
-                  util::sha256_hex(read_host_file(tmp / "r")));
+                  util::sha256_hex(read_host_text(tmp / "r")));
         }
     }
 
@@ -743,7 +725,7 @@ TEST_SUITE("rootlock::image") {
         plain.compression = Compression::none;
         const auto [tar_digest, tar_again, tar_size] = write("plain.tar", plain);
         CHECK(tar_digest == tar_again);
-        const std::string tar = read_host_file(tmp / "plain.tar");
+        const std::string tar = read_host_text(tmp / "plain.tar");
         CHECK(tar_size == tar.size());
 
         for (const auto compression : {Compression::gzip, Compression::zstd}) {
@@ -755,7 +737,7 @@ TEST_SUITE("rootlock::image") {
             layer.threads = 1;
             const std::string name = gzip ? "layer.tar.gz" : "layer.tar.zst";
             const auto [blob, diff_id, size] = write(name, layer);
-            const std::string bytes = read_host_file(tmp / name);
+            const std::string bytes = read_host_text(tmp / name);
             CHECK(diff_id == tar_digest);
             CHECK(blob == util::sha256_hex(bytes));
             CHECK(size == bytes.size());
@@ -772,7 +754,7 @@ TEST_SUITE("rootlock::image") {
             CHECK(diff_again == diff_id);
         }
         // gzip's header: no name, no mtime, so nothing of the machine or the moment.
-        const std::string gz = read_host_file(tmp / "layer.tar.gz");
+        const std::string gz = read_host_text(tmp / "layer.tar.gz");
         REQUIRE(gz.size() > 10);
         CHECK(gz.substr(0, 4) == std::string("\x1f\x8b\x08\x00", 4));
         CHECK(gz.substr(4, 4) == std::string(4, '\0'));
