@@ -32,21 +32,20 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
             return writer.error();
         }
         const int64_t mtime = input.layer_mtime[static_cast<size_t>(plans[n].kind)];
-        for (size_t index : plans[n].entries)
-            if (auto written =
-                    input.write_entry(**writer, index, input.entries[index].from_base ? -1 : mtime);
-                !written.ok()) {
-                writer->reset();
-                ::unlink(path.c_str());
-                cleanup();
-                return written.error();
-            }
-        if (auto finished = (*writer)->finish(); !finished.ok()) {
+        // This layer's file and every earlier one go on any error.
+        auto abandon = [&](const util::Error& error) {
             writer->reset();
             ::unlink(path.c_str());
             cleanup();
-            return finished.error();
-        }
+            return error;
+        };
+        for (size_t index : plans[n].entries)
+            if (auto written =
+                    input.write_entry(**writer, index, input.entries[index].from_base ? -1 : mtime);
+                !written.ok())
+                return abandon(written.error());
+        if (auto finished = (*writer)->finish(); !finished.ok())
+            return abandon(finished.error());
         LayerBlob blob;
         blob.host_path = path;
         blob.layer.blob =
@@ -87,8 +86,7 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
     if (!written.ok())
         return written.error();
     built.manifest_digest = written->manifest.digest;
-    ROOTLOCK_TRY(digest, util::sha256_file(output));
-    built.sha256 = util::Sha256::to_hex(digest);
+    built.sha256 = written->archive_sha256;
     return built;
 }
 

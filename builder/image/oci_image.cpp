@@ -13,6 +13,7 @@
 #include "image/tar_writer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/byte_source.hpp"
+#include "util/sha256.hpp"
 
 namespace rootlock::image {
 
@@ -173,6 +174,7 @@ util::Result<OciImageWritten> write_oci_archive(const std::string& path,
             return fail(status.error());
     if (auto status = writer->finish(); !status.ok())
         return fail(status.error());
+    docs.written.archive_sha256 = util::Sha256::to_hex(writer->digest());
     if (::rename(temporary.c_str(), path.c_str()) != 0)
         return fail(util::make_error(path, fs::errno_text(errno)));
     return docs.written;

@@ -29,6 +29,7 @@ struct OciImageSpec {
 struct OciImageWritten {
     oci::Descriptor manifest;
     oci::Descriptor config;
+    std::string archive_sha256;  // write_oci_archive: the file's, hashed as it was written
 };
 
 // Writes the layout at `dir`, which must not exist (it is made under a temporary name beside it
