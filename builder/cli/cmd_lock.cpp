@@ -53,19 +53,6 @@ std::string recipe_relative_to_lock(const std::string& recipe, const std::string
     return relative.empty() ? recipe : relative.generic_string();
 }
 
-int fail_with(const util::Error& error) {
-    return error.kind == util::ErrorKind::network ? fail_io(error.text())
-                                                  : fail_usage(error.text());
-}
-
-std::string human_size(uint64_t bytes) {
-    if (bytes >= (uint64_t{1} << 30))
-        return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
-    if (bytes >= (uint64_t{1} << 20))
-        return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
-    return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
-}
-
 // One line per yanked wheel chosen and per direct requirement that is not at its newest: a
 // lock never takes a yanked file or an older version than asked in silence.
 void warn_about_choices(const lock::LockOutcome& outcome) {

@@ -16,5 +16,6 @@ void register_lock(CLI::App& app, std::function<int()>& run);
 void register_build(CLI::App& app, std::function<int()>& run);
 void register_diff(CLI::App& app, std::function<int()>& run);
 void register_freeze(CLI::App& app, std::function<int()>& run);
+void register_push(CLI::App& app, std::function<int()>& run);
 
 }  // namespace rootlock::cli

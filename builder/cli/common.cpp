@@ -24,6 +24,19 @@ int fail_io(const std::string& message) {
 }
 
 util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
+int fail_with(const util::Error& error) {
+    return error.kind == util::ErrorKind::network ? fail_io(error.text())
+                                                  : fail_usage(error.text());
+}
+
+std::string human_size(uint64_t bytes) {
+    if (bytes >= (uint64_t{1} << 30))
+        return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
+    if (bytes >= (uint64_t{1} << 20))
+        return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+    return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+}
+
     struct stat st {};
     if (::stat(root.c_str(), &st) != 0) {
         return util::make_error(root, "no such file or directory");

@@ -2,6 +2,7 @@
 // terminal styling (colour only on a TTY and never under NO_COLOR).
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -22,6 +23,12 @@ inline constexpr int k_exit_io = 3;
 int fail_usage(const std::string& message);
 // An I/O failure: one line on stderr, exit 3.
 int fail_io(const std::string& message);
+
+// An error by its kind: a network failure exits 3, anything else 2.
+int fail_with(const util::Error& error);
+
+// "1.5 GiB", "3.2 MiB", "0.4 KiB": sizes in progress lines and summaries.
+std::string human_size(uint64_t bytes);
 
 // Opens `root` (a directory, or a rootfs tarball checked without extracting it). Returns null
 // and prints the reason when it cannot.

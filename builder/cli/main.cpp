@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     register_build(app, run);
     register_diff(app, run);
     register_freeze(app, run);
+    register_push(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

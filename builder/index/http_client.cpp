@@ -87,6 +87,19 @@ struct Transfer {
     std::vector<std::pair<std::string, std::string>> request_headers;
     bool to_file = false;
     uint64_t max_body = 0;
+    std::string method = "GET";
+    bool follow_redirects = true;
+    int retries = 0;  // extra attempts allowed
+    bool server_errors_are_responses = false;
+    // The upload body: `upload_text`, or `upload_length` bytes of `upload_fd` from
+    // `upload_offset`; `upload_sent` counts this attempt's bytes.
+    bool has_upload = false;
+    std::string upload_text;
+    int upload_fd = -1;
+    uint64_t upload_offset = 0;
+    uint64_t upload_length = 0;
+    uint64_t upload_sent = 0;
+    std::function<void(uint64_t)> on_sent;
     std::optional<uint64_t> expected_size;
     std::string expected_sha256;
     ContentStore* store = nullptr;
@@ -209,6 +222,45 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     return length;
 }
 
+// Feeds the upload body to curl, from memory or by pread() from its file, so a retried
+// attempt (or a rewind curl asks for) reads the same bytes again.
+size_t on_read(char* buffer, size_t size, size_t count, void* user) {
+    auto& t = *static_cast<Transfer*>(user);
+    t.last_activity = Clock::now();
+    uint64_t room = static_cast<uint64_t>(size) * count;
+    uint64_t n = std::min(room, t.upload_length - t.upload_sent);
+    if (n == 0)
+        return 0;
+    if (t.upload_fd < 0) {
+        std::memcpy(buffer, t.upload_text.data() + t.upload_sent, n);
+    } else {
+        ssize_t got = 0;
+        do {
+            got = ::pread(t.upload_fd, buffer, n,
+                          static_cast<off_t>(t.upload_offset + t.upload_sent));
+        } while (got < 0 && errno == EINTR);
+        if (got <= 0) {
+            t.abort = util::make_error(
+                t.shown, got < 0 ? std::string("cannot read the body: ") + std::strerror(errno)
+                                 : "the body's file ended early");
+            return CURL_READFUNC_ABORT;
+        }
+        n = static_cast<uint64_t>(got);
+    }
+    t.upload_sent += n;
+    if (t.on_sent)
+        t.on_sent(t.upload_sent);
+    return static_cast<size_t>(n);
+}
+
+int on_seek(void* user, curl_off_t offset, int origin) {
+    auto& t = *static_cast<Transfer*>(user);
+    if (origin != SEEK_SET || offset < 0 || static_cast<uint64_t>(offset) > t.upload_length)
+        return CURL_SEEKFUNC_CANTSEEK;
+    t.upload_sent = static_cast<uint64_t>(offset);
+    return CURL_SEEKFUNC_OK;
+}
+
 }  // namespace
 
 // The multi handle (its connection cache outlives single requests, so connections are reused)
@@ -252,7 +304,7 @@ struct HttpClient::Engine {
         set(CURLOPT_URL, t.url.c_str());
         set(CURLOPT_PROTOCOLS_STR, "http,https");
         set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        set(CURLOPT_FOLLOWLOCATION, 1L);
+        set(CURLOPT_FOLLOWLOCATION, t.follow_redirects ? 1L : 0L);
         set(CURLOPT_MAXREDIRS, k_max_redirects);
         set(CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
         set(CURLOPT_NOSIGNAL, 1L);
@@ -266,6 +318,18 @@ struct HttpClient::Engine {
         set(CURLOPT_HEADERDATA, static_cast<void*>(&t));
         set(CURLOPT_WRITEFUNCTION, on_body);
         set(CURLOPT_WRITEDATA, static_cast<void*>(&t));
+        if (t.method == "HEAD") {
+            set(CURLOPT_NOBODY, 1L);
+        } else if (t.has_upload) {
+            set(CURLOPT_UPLOAD, 1L);
+            set(CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(t.upload_length));
+            set(CURLOPT_READFUNCTION, on_read);
+            set(CURLOPT_READDATA, static_cast<void*>(&t));
+            set(CURLOPT_SEEKFUNCTION, on_seek);
+            set(CURLOPT_SEEKDATA, static_cast<void*>(&t));
+        }
+        if (t.method != "GET" && t.method != "HEAD" && !(t.method == "PUT" && t.has_upload))
+            set(CURLOPT_CUSTOMREQUEST, t.method.c_str());
         if (t.to_file) {
             // Bytes are hashed as they arrive, so they must be the file itself: no decoding.
             set(CURLOPT_PIPEWAIT, 1L);
@@ -302,6 +366,7 @@ struct HttpClient::Engine {
         t.keep_body = false;
         t.headers.clear();
         t.body.clear();
+        t.upload_sent = 0;
         if (t.to_file) {
             if (t.fd < 0) {
                 auto temp = t.store->temp_path();
@@ -334,7 +399,7 @@ struct HttpClient::Engine {
 
     // A failed attempt that may be retried: later, with a doubled delay, or never again.
     void retry_or_fail(Transfer& t, std::string reason) {
-        if (t.attempts > options.retries) {
+        if (t.attempts > t.retries) {
             finish(t, util::make_network_error(t.shown, std::move(reason)));
             return;
         }
@@ -389,7 +454,8 @@ struct HttpClient::Engine {
         }
         long status = 0;
         curl_easy_getinfo(t.easy.get(), CURLINFO_RESPONSE_CODE, &status);
-        if (status >= 500 || status == 429) {
+        if ((status >= 500 || status == 429) &&
+            !(t.server_errors_are_responses && t.attempts > t.retries)) {
             retry_or_fail(t, fmt::format("HTTP {}", status));
             return;
         }
@@ -532,6 +598,7 @@ util::Result<HttpResponse> HttpClient::get(const FetchRequest& request) {
     Transfer t;
     t.url = request.url;
     t.shown = redact_url(request.url);
+    t.retries = m_options.retries;
     if (m_options.offline)
         return util::make_network_error(t.shown,
                                         "not in the cache and --offline forbids the network");
@@ -548,6 +615,43 @@ util::Result<HttpResponse> HttpClient::get(const FetchRequest& request) {
                         std::move(t.effective_url)};
 }
 
+util::Result<HttpResponse> HttpClient::send(const SendRequest& request) {
+    Transfer t;
+    t.url = request.url;
+    t.shown = redact_url(request.url);
+    if (m_options.offline)
+        return util::make_network_error(t.shown, "--offline forbids the network");
+    t.method = request.method;
+    t.follow_redirects = request.follow_redirects;
+    t.retries = request.retry ? m_options.retries : 0;
+    t.server_errors_are_responses = !request.retry;
+    t.request_headers = request.headers;
+    t.max_body = request.max_body;
+    t.on_sent = request.on_sent;
+    t.has_upload = !request.body_file.empty() || !request.body.empty() || request.method == "PUT" ||
+                   request.method == "POST" || request.method == "PATCH";
+    if (!request.body_file.empty()) {
+        t.upload_fd = ::open(request.body_file.c_str(), O_RDONLY | O_CLOEXEC);
+        if (t.upload_fd < 0)
+            return util::make_error(request.body_file, std::strerror(errno));
+        t.upload_offset = request.body_offset;
+        t.upload_length = request.body_length;
+    } else {
+        t.upload_text = request.body;
+        t.upload_length = request.body.size();
+    }
+    auto progress = std::exchange(m_options.progress, nullptr);
+    m_engine->files_total = 0;
+    m_engine->run({&t});
+    m_options.progress = std::move(progress);
+    if (t.upload_fd >= 0)
+        ::close(t.upload_fd);
+    if (t.error)
+        return *t.error;
+    return HttpResponse{t.status, std::move(t.body), std::move(t.headers),
+                        std::move(t.effective_url)};
+}
+
 std::vector<util::Result<HttpResponse>> HttpClient::get_many(
     const std::vector<FetchRequest>& requests) {
     std::vector<std::unique_ptr<Transfer>> owned;
@@ -556,6 +660,7 @@ std::vector<util::Result<HttpResponse>> HttpClient::get_many(
         auto t = std::make_unique<Transfer>();
         t->url = request.url;
         t->shown = redact_url(request.url);
+        t->retries = m_options.retries;
         t->request_headers = request.headers;
         t->max_body = request.max_body;
         transfers.push_back(t.get());
@@ -633,6 +738,7 @@ std::vector<util::Result<StoredBlob>> HttpClient::download(
         auto t = std::make_unique<Transfer>();
         t->url = request.url;
         t->shown = std::move(shown);
+        t->retries = m_options.retries;
         t->to_file = true;
         t->expected_size = request.size;
         t->expected_sha256 = sha256;

@@ -58,6 +58,28 @@ struct FetchRequest {
     uint64_t max_body = 64ull << 20;                           // bigger bodies fail
 };
 
+// A request with any method and an optional body, for APIs beyond GET (an OCI registry's
+// uploads): the body is `body`, or `body_length` bytes of `body_file` from `body_offset`, read
+// as they are sent (a multi-gigabyte layer is never held in memory).
+struct SendRequest {
+    std::string method = "GET";  // GET, HEAD, POST, PUT, PATCH, DELETE
+    std::string url;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+    std::string body_file;  // when set, the body comes from this file instead of `body`
+    uint64_t body_offset = 0;
+    uint64_t body_length = 0;
+    uint64_t max_body = 1ull << 20;  // of the response
+    // Registries answer uploads with a Location to go on with, never a redirect to follow; a
+    // GET of a blob may redirect to storage.
+    bool follow_redirects = false;
+    // Whether a reset, timeout, 5xx or 429 is tried again here. Off for a step that cannot be
+    // repeated alone (a chunk of an upload session): its caller starts over instead, and sees
+    // a 5xx as a response.
+    bool retry = true;
+    std::function<void(uint64_t sent)> on_sent;  // body bytes sent so far, as they go
+};
+
 struct DownloadRequest {
     std::string url;
     std::string sha256;  // expected hex digest (either case); empty when the index gave none
@@ -89,6 +111,10 @@ class HttpClient {
     // Several GETs at once (at most max_parallel in flight), each as get() would answer it;
     // results in request order.
     std::vector<util::Result<HttpResponse>> get_many(const std::vector<FetchRequest>& requests);
+
+    // One request of any method, retried as get() is when `retry` is set. Every status is a
+    // response but 5xx and 429 when retried to the end; failures to connect or send are errors.
+    util::Result<HttpResponse> send(const SendRequest& request);
 
     // Downloads every request, at most max_parallel at once (HTTP/2 multiplexing where the
     // server offers it), straight into `store`: a temp file hashed while written, renamed into

@@ -176,7 +176,7 @@ std::vector<RecordedRequest> LoopbackServer::requests() const {
 std::vector<RecordedRequest> LoopbackServer::requests_for(std::string_view path) const {
     std::vector<RecordedRequest> out;
     for (auto& request : requests()) {
-        if (request.target == path)
+        if (request.target == path || request.target.substr(0, request.target.find('?')) == path)
             out.push_back(request);
     }
     return out;
@@ -210,7 +210,11 @@ LoopbackServer::Answer LoopbackServer::plan(const RecordedRequest& request) {
     m_requests.push_back(request);
     Answer answer;
     std::string path = request.target.substr(0, request.target.find('?'));
-    auto found = m_routes.find(request.target);
+    auto found = m_routes.find(request.method + " " + request.target);
+    if (found == m_routes.end())
+        found = m_routes.find(request.method + " " + path);
+    if (found == m_routes.end())
+        found = m_routes.find(request.target);
     if (found == m_routes.end())
         found = m_routes.find(path);
     int status = 404;
@@ -226,7 +230,7 @@ LoopbackServer::Answer LoopbackServer::plan(const RecordedRequest& request) {
         if (!route.require_authorization.empty() &&
             request.header("authorization") != route.require_authorization) {
             status = 401;
-            headers = {{"WWW-Authenticate", "Basic realm=\"test\""}};
+            headers = {{"WWW-Authenticate", route.challenge}};
             body = "who are you?\n";
         } else if (k < route.fail_first) {
             status = route.fail_status;
@@ -292,6 +296,32 @@ void LoopbackServer::serve(int fd) {
         buffer.erase(0, end + 4);
         if (!parsed)
             break;
+        // The body, when the request says it has one (uploads): read whole before answering.
+        size_t length = 0;
+        if (std::string declared = request.header("content-length"); !declared.empty())
+            std::from_chars(declared.data(), declared.data() + declared.size(), length);
+        bool complete = true;
+        while (buffer.size() < length && !m_stop) {
+            pollfd entry{fd, POLLIN, 0};
+            int ready = ::poll(&entry, 1, k_poll_step_ms);
+            if (ready < 0) {
+                complete = false;
+                break;
+            }
+            if (ready == 0)
+                continue;
+            char chunk[65536];
+            ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+            if (n <= 0) {
+                complete = false;
+                break;
+            }
+            buffer.append(chunk, static_cast<size_t>(n));
+        }
+        if (!complete)
+            break;
+        request.body = buffer.substr(0, length);
+        buffer.erase(0, length);
         Answer answer = plan(request);
         int now = ++m_in_flight;
         int seen = m_max_in_flight.load();

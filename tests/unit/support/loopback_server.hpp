@@ -24,6 +24,7 @@ struct RecordedRequest {
     std::string method;
     std::string target;                                        // as sent: path and query
     std::vector<std::pair<std::string, std::string>> headers;  // names lowercased
+    std::string body;                                          // Content-Length bytes
 
     // The value of the first header with this (lowercase) name; "" when absent.
     std::string header(std::string_view name) const;
@@ -46,6 +47,7 @@ struct Route {
     bool stall_before_headers = false;  // stall before the status line instead of after headers
     int delay_ms = 0;                   // every answer waits this long first
     std::string require_authorization;  // 401 unless the Authorization header is exactly this
+    std::string challenge = "Basic realm=\"test\"";  // the 401's WWW-Authenticate
 };
 
 class LoopbackServer {
@@ -56,7 +58,8 @@ class LoopbackServer {
     LoopbackServer(const LoopbackServer&) = delete;
     LoopbackServer& operator=(const LoopbackServer&) = delete;
 
-    // Unrouted paths answer 404.
+    // `path` is a path, a path with its query, or either after a method ("PATCH /v2/x"), the
+    // most specific first. Unrouted paths answer 404.
     void route(const std::string& path, Route route);
 
     uint16_t port() const { return m_port; }
@@ -64,6 +67,7 @@ class LoopbackServer {
     std::string url(std::string_view path) const;
 
     std::vector<RecordedRequest> requests() const;
+    // The requests whose target is `path`, or whose path is (whatever their query).
     std::vector<RecordedRequest> requests_for(std::string_view path) const;
     // The most requests that were being answered at the same moment.
     int max_in_flight() const { return m_max_in_flight.load(); }
