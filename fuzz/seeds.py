@@ -458,6 +458,60 @@ def add_scan_cache(corpus):
             corpus.add("wheel_scan_json", f.read()[:65536])
 
 
+# -- OCI documents --------------------------------------------------------------------------
+
+def add_oci(corpus):
+    def desc(media, digest_char, size, extra=""):
+        return ('{"mediaType":"' + media + '","digest":"sha256:' + digest_char * 64 +
+                '","size":' + str(size) + extra + '}')
+    manifest_type = "application/vnd.oci.image.manifest.v1+json"
+    ref = ',"annotations":{"org.opencontainers.image.ref.name":"app"}'
+    sbom = ',"artifactType":"application/vnd.cyclonedx+json"'
+    corpus.add("oci_index", '{"schemaVersion":2,"manifests":[' + desc(manifest_type, "a", 900, ref)
+               + "," + desc(manifest_type, "b", 400, sbom) + "]}")
+    corpus.add("oci_index", '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1'
+               '+json","manifests":[' +
+               desc(manifest_type, "c", 10, ',"platform":{"architecture":"arm64","os":"linux",'
+                    '"variant":"v8"}') + "," +
+               desc(manifest_type, "d", 10, ',"platform":{"architecture":"amd64","os":"linux"}')
+               + "," + desc(manifest_type, "e", 10, ',"platform":{"architecture":"unknown",'
+                            '"os":"unknown"}') + "]}")
+    corpus.add("oci_index", '{"schemaVersion":2,"mediaType":"' + manifest_type + '","config":' +
+               desc("application/vnd.oci.image.config.v1+json", "1", 300) + ',"layers":[' +
+               desc("application/vnd.oci.image.layer.v1.tar+gzip", "2", 1000) + "," +
+               desc("application/vnd.oci.image.layer.v1.tar+zstd", "3", 2000) + '],"subject":'
+               + desc(manifest_type, "4", 5) + '}')
+    corpus.add("oci_index", '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/opt/'
+               'venv/bin:/usr/bin","VIRTUAL_ENV=/opt/venv"],"WorkingDir":"/","Labels":{'
+               '"org.rootlock.recipe":"demo"}},"rootfs":{"type":"layers","diff_ids":[]}}')
+    corpus.add("oci_index", '{"schemaVersion":2,"manifests":[{"mediaType":"x","digest":"md5:0",'
+               '"size":-1}]}')
+    for path in sorted(glob.glob(os.path.join(REPO, "tests", "**", "*.oci", "index.json"),
+                                 recursive=True))[:4]:
+        with open(path, "rb") as f:
+            corpus.add("oci_index", f.read()[:16384])
+
+
+# -- registries ---------------------------------------------------------------------------
+
+def add_registry_texts(corpus):
+    for text in ["127.0.0.1:5000/demo", "docker://localhost/a/b:v1", "[::1]:5000/x__y:t",
+                 "h.org/a@sha256:" + "a" * 64, "h.org/a:t@sha256:" + "0" * 64, "demo:v1"]:
+        corpus.add("image_reference", text)
+    for text in ['Bearer realm="https://auth.example/token",service="reg",'
+                 'scope="repository:team/app:pull,push"', 'Basic realm="Registry \\"R\\""',
+                 "BEARER Realm=http://h:1/t , Service=s", 'Basic realm="a", Bearer realm="b"']:
+        corpus.add("auth_challenge", text)
+    auth = "YWxpY2U6c2VjcmV0"  # alice:secret
+    for scope, text in [("127.0.0.1:5000/team/app",
+                         '{"auths": {"https://127.0.0.1:5000/v1/": {"auth": "%s"}, '
+                         '"127.0.0.1:5000/team": {"auth": "%s"}}}' % (auth, auth)),
+                        ("h.org/x", '{"auths": {"h.org": {"username": "u", "password": "p", '
+                         '"identitytoken": "t"}}, "credsStore": "pass"}'),
+                        ("h.org/x", '{"auths": {"h.org": {}}, "credHelpers": {"h.org": "x"}}')]:
+        corpus.add("auth_json", f"{scope}\n{text}")
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -480,6 +534,8 @@ def main(argv):
         add_tars(corpus)
         add_debian(corpus)
         add_scan_cache(corpus)
+        add_oci(corpus)
+        add_registry_texts(corpus)
     targets = sorted(os.path.basename(p)[len("fuzz_"):-len(".cpp")]
                      for p in glob.glob(os.path.join(REPO, "fuzz", "fuzz_*.cpp")))
     missing = [t for t in targets if t not in corpus.counts]

@@ -1,5 +1,5 @@
-// `rootlock check`: the closure check of a root directory or tarball, every problem at once,
-// as text or as the JSON contract of docs/cli.md.
+// `rootlock check`: the closure check of a root directory, tarball or OCI image, every problem at
+// once, as text or as the JSON contract of docs/cli.md.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +9,7 @@
 #include "check/cuda_rules.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/image_input.hpp"
 #include "cli/report_text.hpp"
 #include "freeze/freeze.hpp"
 #include "freeze/lock_verify.hpp"
@@ -29,9 +30,11 @@ struct CheckCliOptions {
     std::string ld_library_path;
     std::string hwcaps;
     std::vector<std::string> paths;
-    std::string lock;    // --lock: verify the environment at PATH against it instead
-    std::string cuda;    // --cuda X.Y: the CUDA toolkit the image targets
-    std::string driver;  // --driver: the host's driver, a branch or a full release
+    std::string lock;       // --lock: verify the environment at PATH against it instead
+    std::string cuda;       // --cuda X.Y: the CUDA toolkit the image targets
+    std::string driver;     // --driver: the host's driver, a branch or a full release
+    std::string platform;   // --image-platform: which image of a multi-arch OCI index
+    bool insecure = false;  // --insecure: a docker:// registry over plain HTTP
 };
 
 // `check --lock LOCK PATH`: the live environment at PATH against the lock, every RECORD
@@ -90,11 +93,15 @@ int run_check_command(const CheckCliOptions& options) {
         if (auto driver = check::parse_driver_version(options.driver); !driver.ok())
             return fail_usage("--driver: " + driver.error().text());
     }
-    auto tree = open_root(options.root);
-    if (!tree)
-        return fail_usage(tree.error().text());
+    InputOptions input_options;
+    input_options.platform = options.platform;
+    input_options.insecure = options.insecure;
+    auto input = open_input(options.root, input_options);
+    if (!input)
+        return fail_with(input.error());
+    const fs::FileTree& tree = *input->tree;
     if (!options.lock.empty())
-        return run_lock_verification(options, **tree);
+        return run_lock_verification(options, tree);
     check::CheckOptions check_options;
     if (!options.paths.empty()) {
         check_options.paths.clear();
@@ -111,11 +118,11 @@ int run_check_command(const CheckCliOptions& options) {
     check_options.model.overrides.hwcaps = split_list(options.hwcaps);
     check_options.cuda = options.cuda;
     check_options.driver = options.driver;
-    auto report = check::run_check(*tree.value(), check_options);
+    auto report = check::run_check(tree, check_options);
     if (!report)
         return fail_usage(report.error().text());
 
-    for (auto& problem : check::tree_problems(*tree.value())) {
+    for (auto& problem : check::tree_problems(tree)) {
         report->problems.push_back(std::move(problem));
         report->ok = false;
     }
@@ -147,8 +154,14 @@ void register_check(CLI::App& app, std::function<int()>& run) {
     auto options = std::make_shared<CheckCliOptions>();
     CLI::App* cmd = app.add_subcommand(
         "check", "Prove that every ELF object finds every library and symbol version it needs");
-    cmd->add_option("--root", options->root, "Root directory or rootfs tarball")
+    cmd->add_option("--root", options->root,
+                    "Root directory, rootfs tarball or OCI image (layout or archive, "
+                    "PATH:REF or PATH@sha256:DIGEST)")
         ->capture_default_str();
+    cmd->add_flag("--insecure", options->insecure,
+                  "A docker:// root's registry over plain HTTP (no TLS)");
+    cmd->add_option("--image-platform", options->platform,
+                    "The image of a multi-arch OCI index to check (default linux/amd64)");
     cmd->add_flag("--json", options->json, "Machine-readable report");
     cmd->add_option("--without", options->without,
                     "Check as if DIST were uninstalled the way pip does it (repeatable)")

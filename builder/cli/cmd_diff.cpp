@@ -1,11 +1,14 @@
 // `rootlock diff A B`: two PEP 751 locks compared by meaning (diff/lock_diff.hpp), printed for a
 // terminal, as JSON or as Markdown; exit 0 when they mean the same, 1 when they differ, 2 when
-// either cannot be read, as diff(1) does.
+// either cannot be read, as diff(1) does. A side that is not a .toml is a root (an OCI image,
+// a rootfs tarball or directory), read as the lock of what it holds (freeze/root_lock.hpp).
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/image_input.hpp"
 #include "diff/lock_diff.hpp"
+#include "freeze/root_lock.hpp"
 #include "pylock/pylock.hpp"
 
 namespace rootlock::cli {
@@ -17,6 +20,8 @@ struct DiffOptions {
     std::string after;
     bool json = false;
     std::string format = "text";
+    std::string platform;   // --image-platform: which image of a multi-arch OCI index
+    bool insecure = false;  // --insecure: docker:// registries over plain HTTP
 };
 
 // Read leniently: diff installs nothing, so uv's `hashes = {}` (find-links wheels) is one
@@ -29,14 +34,35 @@ util::Result<pylock::Lock> read_lock(const std::string& path) {
     return std::move(read.lock);
 }
 
+bool ends_with(const std::string& text, std::string_view suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A lock file by its name; anything else is a root whose venv and dpkg database are frozen.
+util::Result<pylock::Lock> read_side(const std::string& path, const DiffOptions& options) {
+    if (ends_with(path, ".toml"))
+        return read_lock(path);
+    InputOptions input_options;
+    input_options.platform = options.platform;
+    input_options.insecure = options.insecure;
+    input_options.symbols = false;
+    input_options.retained = freeze::root_lock_patterns();
+    ROOTLOCK_TRY(input, open_input(path, input_options));
+    freeze::RootLockOptions lock_options;
+    lock_options.venv = input.venv;
+    ROOTLOCK_TRY(root, freeze::lock_of_root(*input.tree, lock_options));
+    return std::move(root.lock);
+}
+
 int run_diff_command(const DiffOptions& options) {
     const std::string format = options.json ? "json" : options.format;
-    auto before = read_lock(options.before);
+    auto before = read_side(options.before, options);
     if (!before.ok())
-        return fail_usage(before.error().text());
-    auto after = read_lock(options.after);
+        return fail_with(before.error());
+    auto after = read_side(options.after, options);
     if (!after.ok())
-        return fail_usage(after.error().text());
+        return fail_with(after.error());
     const diff::LockDiff diff = diff::diff_locks(*before, *after);
     if (format == "json")
         fmt::print("{}", diff::render_diff_json(diff));
@@ -51,10 +77,15 @@ int run_diff_command(const DiffOptions& options) {
 
 void register_diff(CLI::App& app, std::function<int()>& run) {
     auto options = std::make_shared<DiffOptions>();
-    CLI::App* command =
-        app.add_subcommand("diff", "Compare two locks by meaning (exit 0 same, 1 different)");
-    command->add_option("before", options->before, "The older lock")->required();
-    command->add_option("after", options->after, "The newer lock")->required();
+    CLI::App* command = app.add_subcommand("diff",
+                                           "Compare two locks or images by meaning (exit 0 same, 1 "
+                                           "different)");
+    command->add_option("before", options->before, "The older lock (.toml) or image")->required();
+    command->add_option("after", options->after, "The newer lock (.toml) or image")->required();
+    command->add_flag("--insecure", options->insecure,
+                      "docker:// images' registries over plain HTTP (no TLS)");
+    command->add_option("--image-platform", options->platform,
+                        "The image of a multi-arch OCI index (default linux/amd64)");
     command->add_flag("--json", options->json, "The same as --format json");
     command->add_option("--format", options->format, "text (default), json or markdown")
         ->check(CLI::IsMember({"text", "json", "markdown"}));

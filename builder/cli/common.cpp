@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/image_input.hpp"
 #include "fs/directory_tree.hpp"
 #include "fs/tar_tree.hpp"
 
@@ -23,7 +24,6 @@ int fail_io(const std::string& message) {
     return k_exit_io;
 }
 
-util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
 int fail_with(const util::Error& error) {
     return error.kind == util::ErrorKind::network ? fail_io(error.text())
                                                   : fail_usage(error.text());
@@ -37,6 +37,11 @@ std::string human_size(uint64_t bytes) {
     return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
 }
 
+util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
+    if (is_image_input(root)) {
+        ROOTLOCK_TRY(input, open_input(root, {}));
+        return std::move(input.tree);
+    }
     struct stat st {};
     if (::stat(root.c_str(), &st) != 0) {
         return util::make_error(root, "no such file or directory");

@@ -30,8 +30,8 @@ int fail_with(const util::Error& error);
 // "1.5 GiB", "3.2 MiB", "0.4 KiB": sizes in progress lines and summaries.
 std::string human_size(uint64_t bytes);
 
-// Opens `root` (a directory, or a rootfs tarball checked without extracting it). Returns null
-// and prints the reason when it cannot.
+// Opens `root` (a directory, a rootfs tarball or an OCI image, read without extracting it;
+// see image_input.hpp).
 util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root);
 
 // The download cache: $ROOTLOCK_CACHE_DIR, else $XDG_CACHE_HOME/rootlock, else

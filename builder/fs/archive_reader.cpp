@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "fs/tree_errors.hpp"
+#include "util/sha256.hpp"
 
 namespace rootlock::fs {
 
@@ -48,6 +50,54 @@ std::string entry_text(const char* native, const char* utf8) {
 }
 
 }  // namespace
+
+// The bytes of a FileRange served to libarchive in order (no skip callback, so every byte passes
+// through the hash), read with pread so that the outer archive is never copied.
+struct ArchiveReader::RangeSource {
+    std::string name;
+    int fd = -1;
+    FileRange range;
+    uint64_t position = 0;  // relative to range.offset
+    util::Sha256 hash;
+    std::vector<std::byte> buffer = std::vector<std::byte>(k_read_block);
+
+    ~RangeSource() {
+        if (fd >= 0)
+            ::close(fd);
+    }
+
+    // The next piece of the range: its size, 0 at the range's end, -1 (errno set) on failure.
+    la_ssize_t next(const void** out) {
+        uint64_t left = range.size - position;
+        size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
+        if (want == 0)
+            return 0;
+        while (true) {
+            ssize_t got =
+                ::pread(fd, buffer.data(), want, static_cast<off_t>(range.offset + position));
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0) {
+                if (got == 0)
+                    errno = EIO;  // the file is shorter than the range: truncated
+                return -1;
+            }
+            position += static_cast<uint64_t>(got);
+            hash.update(std::span<const std::byte>(buffer.data(), static_cast<size_t>(got)));
+            *out = buffer.data();
+            return got;
+        }
+    }
+
+    static la_ssize_t read_callback(struct archive* handle, void* data, const void** out) {
+        auto* source = static_cast<RangeSource*>(data);
+        la_ssize_t got = source->next(out);
+        if (got < 0)
+            archive_set_error(handle, errno,
+                              errno == EIO ? "the blob ends early" : "cannot read the blob");
+        return got;
+    }
+};
 
 void ArchiveReader::ArchiveFree::operator()(struct archive* handle) const {
     archive_read_free(handle);
@@ -110,6 +160,63 @@ util::Result<std::unique_ptr<ArchiveReader>> ArchiveReader::open(const std::stri
         return reader->archive_error("cannot open the archive");
     }
     return reader;
+}
+
+util::Result<std::string> hash_range(const FileRange& range) {
+    ArchiveReader::RangeSource source;
+    source.range = range;
+    source.fd = ::open(range.file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (source.fd < 0)
+        return util::make_error(range.file, errno_text(errno));
+    const void* piece = nullptr;
+    while (true) {
+        la_ssize_t got = source.next(&piece);
+        if (got == 0)
+            return source.hash.hex_digest();
+        if (got < 0)
+            return util::make_error(range.file,
+                                    errno == EIO ? "the blob ends early" : errno_text(errno));
+    }
+}
+
+util::Result<std::unique_ptr<ArchiveReader>> ArchiveReader::open_range(
+    std::string name, const FileRange& range, StreamCompression compression) {
+    auto source = std::make_unique<RangeSource>();
+    source->name = name;
+    source->range = range;
+    source->fd = ::open(range.file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (source->fd < 0)
+        return util::make_error(range.file, errno_text(errno));
+    std::unique_ptr<struct archive, ArchiveFree> handle(archive_read_new());
+    if (!handle)
+        return util::make_error(name, "out of memory");
+    if (compression == StreamCompression::gzip)
+        archive_read_support_filter_gzip(handle.get());
+    else if (compression == StreamCompression::zstd)
+        archive_read_support_filter_zstd(handle.get());
+    archive_read_support_format_tar(handle.get());
+    std::unique_ptr<ArchiveReader> reader(new ArchiveReader(name, -1, std::move(handle)));
+    reader->m_range = std::move(source);
+    if (archive_read_open(reader->m_archive.get(), reader->m_range.get(), nullptr,
+                          &RangeSource::read_callback, nullptr) != ARCHIVE_OK) {
+        return reader->archive_error("cannot open the layer");
+    }
+    return reader;
+}
+
+util::Result<std::string> ArchiveReader::finish_range() {
+    if (!m_range)
+        return util::make_error(m_name, "not a range");
+    const void* piece = nullptr;
+    while (true) {
+        la_ssize_t got = m_range->next(&piece);
+        if (got == 0)
+            break;
+        if (got < 0)
+            return util::make_error(m_name,
+                                    errno == EIO ? "the blob ends early" : errno_text(errno));
+    }
+    return m_range->hash.hex_digest();
 }
 
 util::Result<std::optional<ArchiveEntry>> ArchiveReader::next() {

@@ -24,6 +24,20 @@ enum class ArchiveEntryType : uint8_t { regular, directory, symlink, hardlink, d
 // single entry holding its decompressed bytes (a base tarball cached once as plain tar).
 enum class ArchiveFormat : uint8_t { tar, zip, raw };
 
+// A byte range of a host file: an OCI layer blob, in place inside an archive or a blob file.
+struct FileRange {
+    std::string file;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+};
+
+// How a tar stream in a FileRange is compressed (OCI says it in the layer's mediaType and the
+// bytes' magic confirms it); only that one filter is enabled.
+enum class StreamCompression : uint8_t { none, gzip, zstd };
+
+// The hex sha256 of the bytes of `range` ("FILE: the blob ends early" when the file is shorter).
+util::Result<std::string> hash_range(const FileRange& range);
+
 // One header as stored, before any confinement: the name may be absolute or hold "..".
 struct ArchiveEntry {
     std::string path;
@@ -40,6 +54,11 @@ class ArchiveReader {
     // deflated; libarchive checks each entry's CRC). Errors read "HOST_PATH: problem".
     static util::Result<std::unique_ptr<ArchiveReader>> open(
         const std::string& host_path, ArchiveFormat format = ArchiveFormat::tar);
+    // Reads the tar stream held in `range` (nothing is copied out), every byte of the range
+    // hashed as libarchive asks for it. Errors read "NAME: problem".
+    static util::Result<std::unique_ptr<ArchiveReader>> open_range(std::string name,
+                                                                   const FileRange& range,
+                                                                   StreamCompression compression);
     ~ArchiveReader();
     ArchiveReader(const ArchiveReader&) = delete;
     ArchiveReader& operator=(const ArchiveReader&) = delete;
@@ -52,7 +71,13 @@ class ArchiveReader {
 
     const std::string& name() const { return m_name; }
 
+    // open_range only: reads whatever of the range libarchive left (the tar's end padding, a
+    // compressor's trailer) and returns the hex sha256 of the whole range.
+    util::Result<std::string> finish_range();
+
   private:
+    struct RangeSource;
+    friend util::Result<std::string> hash_range(const FileRange& range);
     struct ArchiveFree {
         void operator()(struct archive* handle) const;
     };
@@ -61,6 +86,7 @@ class ArchiveReader {
 
     std::string m_name;
     int m_fd;  // closed after the handle is freed, since libarchive does not own it
+    std::unique_ptr<RangeSource> m_range;  // open_range: freed after the handle
     std::unique_ptr<struct archive, ArchiveFree> m_archive;
 };
 

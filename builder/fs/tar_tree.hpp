@@ -1,5 +1,6 @@
-// TarTree: a FileTree over a rootfs tarball read once, front to back, never extracted. ELF
-// objects are parsed while streaming; small configuration files named by TarOptions are kept.
+// TarTree: a FileTree over a rootfs tarball read once, front to back, never extracted, or over
+// an OCI image's layers streamed in order with their whiteouts applied. ELF objects are parsed
+// while streaming; small configuration files named by TarOptions are kept.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fs/archive_reader.hpp"
 #include "fs/file_tree.hpp"
 
 namespace rootlock::fs {
@@ -36,12 +38,28 @@ struct TreeIssue {
     bool kept = false;
 };
 
+// One layer of an image: a tar stream in a byte range of a host file.
+struct TarLayer {
+    std::string name;  // for messages: "image.oci.tar: layer 2 (sha256:...)"
+    FileRange range;
+    StreamCompression compression = StreamCompression::none;
+    std::string sha256;  // lowercase hex the range's bytes must hash to; "" not checked
+};
+
 class TarTree final : public FileTree {
   public:
     // Reads the whole archive once. A corrupt or truncated archive is one error naming the
     // archive and libarchive's message: "image.tar.zst: Truncated tar archive".
     static util::Result<std::unique_ptr<TarTree>> open(const std::string& host_path,
                                                        const TarOptions& options);
+    // The layers applied in order into one tree (the flattened image), each streamed once:
+    // ".wh.NAME" hides NAME of the layers below, ".wh..wh..opq" its directory's lower entries,
+    // a non-directory replaces a lower directory whole. Each layer's bytes are hashed as they
+    // are read: "LAYER: its sha256 differs from the descriptor's digest" (reported before any
+    // decompression or tar error the damage caused), "LAYER: the blob ends early".
+    static util::Result<std::unique_ptr<TarTree>> open_layers(std::string name,
+                                                              const std::vector<TarLayer>& layers,
+                                                              const TarOptions& options);
 
     const std::vector<TreeIssue>& issues() const { return m_issues; }
     // Bytes held for read_file(), for callers (and tests) watching memory.
@@ -75,7 +93,8 @@ class TarTree final : public FileTree {
         uint32_t mode = 0;
         uint64_t size = 0;
         uint64_t identity = 0;
-        std::string target;                           // symlinks
+        uint32_t layer = 0;  // the image layer that placed it (0: a plain tarball)
+        std::string target;  // symlinks
         std::shared_ptr<const std::string> retained;  // retained regular files
     };
 

@@ -689,7 +689,8 @@ std::vector<util::Result<HttpResponse>> HttpClient::get_many(
 }
 
 std::vector<util::Result<StoredBlob>> HttpClient::download(
-    const std::vector<DownloadRequest>& requests, ContentStore& store) {
+    const std::vector<DownloadRequest>& requests, ContentStore& store,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
     std::vector<std::optional<util::Result<StoredBlob>>> early(requests.size());
     std::vector<std::unique_ptr<Transfer>> owned(requests.size());
     std::vector<size_t> same_as(requests.size(), SIZE_MAX);  // a duplicate's first request
@@ -740,6 +741,7 @@ std::vector<util::Result<StoredBlob>> HttpClient::download(
         t->shown = std::move(shown);
         t->retries = m_options.retries;
         t->to_file = true;
+        t->request_headers = headers;
         t->expected_size = request.size;
         t->expected_sha256 = sha256;
         t->store = &store;

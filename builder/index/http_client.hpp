@@ -121,8 +121,12 @@ class HttpClient {
     // place only when the digest and size match. A blob already in the store is not downloaded
     // again (also when offline); requests for the same digest share one transfer. A transfer
     // cut mid-body resumes with "Range: bytes=<have>-". Results are in request order.
-    std::vector<util::Result<StoredBlob>> download(const std::vector<DownloadRequest>& requests,
-                                                   ContentStore& store);
+    // `headers` go with every request's every attempt (a registry's Authorization); curl drops
+    // them on a redirect to another host, so a token never reaches the storage a registry
+    // redirects blobs to.
+    std::vector<util::Result<StoredBlob>> download(
+        const std::vector<DownloadRequest>& requests, ContentStore& store,
+        const std::vector<std::pair<std::string, std::string>>& headers = {});
 
     // Transfer attempts started so far (each retry counts), for tests.
     uint64_t requests_made() const { return m_requests_made; }

@@ -150,7 +150,8 @@ util::Status RegistryClient::authenticate(const std::string& challenge_header,
             host, "the token service " + util::quote_prefix(realm, 120) +
                       (m_options.insecure ? " is not an http(s) URL"
                                           : " is not HTTPS (allow plain HTTP with --insecure)"));
-    std::string scopes = "repository:" + m_reference.name + ":pull,push";
+    std::string scopes =
+        "repository:" + m_reference.name + (m_options.pull_only ? ":pull" : ":pull,push");
     if (!extra_scope.empty())
         scopes += " " + extra_scope;
     std::string url = realm;
@@ -412,6 +413,20 @@ util::Result<bool> RegistryClient::put_manifest(const std::string& tag_or_digest
         return util::make_error(m_reference.host, "the registry stored the manifest " + expected +
                                                       " as " + util::quote(digest));
     return !header(response, "oci-subject").empty();
+}
+
+index::DownloadRequest RegistryClient::blob_download(const oci::Descriptor& blob) const {
+    index::DownloadRequest download;
+    download.url = base() + "/blobs/" + blob.digest;
+    download.sha256 = blob.digest.substr(blob.digest.find(':') + 1);
+    download.size = blob.size;
+    return download;
+}
+
+std::vector<std::pair<std::string, std::string>> RegistryClient::download_headers() const {
+    if (m_authorization.empty())
+        return {};
+    return {{"Authorization", m_authorization}};
 }
 
 util::Result<std::optional<RegistryClient::Manifest>> RegistryClient::get_manifest(

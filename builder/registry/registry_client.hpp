@@ -25,6 +25,7 @@ struct RegistryOptions {
     int upload_attempts = 5;  // per blob: a failed upload session is started over this often
     long backoff_initial_ms = 250;
     std::optional<Credentials> credentials;
+    bool pull_only = false;  // a bearer token for pull alone (check and diff of a reference)
 };
 
 // How a blob reached the registry.
@@ -65,6 +66,11 @@ class RegistryClient {
     util::Result<std::optional<Manifest>> get_manifest(const std::string& tag_or_digest,
                                                        const std::string& accept);
 
+    // The blob's URL for index::HttpClient::download, and the headers a GET of it needs (the
+    // Authorization the challenge set up).
+    index::DownloadRequest blob_download(const oci::Descriptor& blob) const;
+    std::vector<std::pair<std::string, std::string>> download_headers() const;
+
     // Requests made so far, attempts included (for the summary and tests).
     uint64_t requests() const { return m_requests; }
 
@@ -77,8 +83,7 @@ class RegistryClient {
     util::Result<std::string> start_upload(const std::string& mount_query);
     // One upload session; `worth_retrying` tells whether another session may do better.
     util::Status upload_session(const oci::Descriptor& blob, const oci::BlobLocation& location,
-                                const std::function<void(uint64_t)>& on_sent,
-                                bool& worth_retrying);
+                                const std::function<void(uint64_t)>& on_sent, bool& worth_retrying);
     std::string resolve(const std::string& location) const;
 
     index::HttpClient& m_http;

@@ -14,7 +14,14 @@ named by $REGISTRY_AUTH_FILE, as `podman login` writes it. Then:
   e. wrong credentials, no credentials, and HTTPS to a plain-HTTP registry: one line, exit 3;
      a malformed reference: one line, exit 2;
   f. through a proxy that drops the first upload's connection mid-body, the push is retried
-     and lands the same digest.
+     and lands the same digest;
+  g. a registry with token auth (a token service signing RS256 JWTs that the registry trusts):
+     the push gets a Bearer token for repository:NAME:pull,push with the Basic credentials, and
+     `--mount-from` another repository asks for that one's pull scope too; a wrong password is
+     refused by the token service: one line, exit 3;
+  h. `check docker://HOST/demo:v1` pulls the image into the cache and reports what `check` of
+     the archive reports; a second check downloads no blob; `diff` of the two pushed tags says
+     exactly web-router 1.0.0 -> 1.2.0.
 """
 import base64
 import hashlib
@@ -158,6 +165,34 @@ def main(argv):
                 remote, err = remote_digest(f"{registry.host}/other:v1")
                 fail.expect(remote == digest_a, f"(d) skopeo sees {remote}: {err}")
 
+            # (h) check and diff read the registry's images.
+            pull_env = dict(env, ROOTLOCK_CACHE_DIR=os.path.join(work, "pull-cache"))
+            local = run([rootlock, "check", "--root", image_a, "--json"], env=pull_env)
+            remote = run([rootlock, "check", "--insecure", "--root",
+                          f"docker://{registry.host}/demo:v1", "--json"], env=pull_env)
+            gets = lambda: len([1 for m, t, s in registry.access_lines()
+                                if m == "GET" and "/blobs/sha256:" in t and s == 200])
+            if fail.expect(remote.returncode == local.returncode and remote.stdout,
+                           f"(h) check docker://: exit {remote.returncode}: {remote.stderr}"):
+                a, b = json.loads(local.stdout), json.loads(remote.stdout)
+                a.pop("root", None)
+                b.pop("root", None)
+                fail.expect(a == b, "(h) the registry image's report differs from the archive's")
+            pulled = gets()
+            again = run([rootlock, "check", "--insecure", "--root",
+                         f"docker://{registry.host}/demo:v1", "--json"], env=pull_env)
+            fail.expect(again.returncode == remote.returncode and gets() == pulled,
+                        f"(h) a second check fetched {gets() - pulled} blobs again")
+            proc = run([rootlock, "diff", "--insecure", f"docker://{registry.host}/demo:v1",
+                        f"docker://{registry.host}/demo:v2", "--json"], env=pull_env)
+            if fail.expect(proc.returncode == 1, f"(h) diff: exit {proc.returncode}: "
+                                                 f"{proc.stderr}"):
+                changes = json.loads(proc.stdout)
+                text = json.dumps(changes)
+                fail.expect("web-router" in text and "1.2.0" in text and "app-cli" not in text,
+                            f"(h) diff: {text[:400]}")
+            print(f"(h) check of the pushed image: {pulled} blobs pulled once, report equal")
+
             # (e) refusals: one line each.
             uploads_before_refusals = len(registry.uploads("demo"))
             wrong = dict(env, ROOTLOCK_REGISTRY_USERNAME=USER, ROOTLOCK_REGISTRY_PASSWORD="nope")
@@ -204,6 +239,37 @@ def main(argv):
                       f"{blobs} blobs")
             finally:
                 proxy.close()
+
+        # (g) token auth.
+        with Registry(os.path.join(work, "token-registry"), {USER: PASSWORD},
+                      token_auth=True) as registry:
+            with open(auth_file, "w") as f:
+                json.dump({"auths": {registry.host: {"auth": token}}}, f)
+            rc, out, err = push(rootlock, image_a, f"{registry.host}/demo:v1",
+                                os.path.join(work, "token-cache"), env)
+            if fail.expect(rc == 0 and out, f"(g) push: exit {rc}: {err}"):
+                remote, err = remote_digest(f"{registry.host}/demo:v1")
+                fail.expect(remote == digest_a, f"(g) skopeo sees {remote}: {err}")
+                scopes = [r for r in registry.token_service.requests
+                          if "scope=repository%3Ademo%3Apull%2Cpush" in r]
+                fail.expect(scopes, f"(g) token requests: {registry.token_service.requests}")
+            rc, out, err = push(rootlock, image_a, f"{registry.host}/copy:v1",
+                                os.path.join(work, "token-cache-2"), env,
+                                ["--mount-from", "demo"])
+            if fail.expect(rc == 0 and out, f"(g) mount push: exit {rc}: {err}"):
+                fail.expect(out["mounted"] == blobs and len(registry.mounts("copy")) == blobs,
+                            f"(g) mounted {out['mounted']} of {blobs}")
+                fail.expect(any("scope=repository%3Ademo%3Apull" in r and
+                                "repository%3Acopy%3Apull%2Cpush" in r
+                                for r in registry.token_service.requests),
+                            f"(g) no token for both scopes: {registry.token_service.requests}")
+            wrong = dict(env, ROOTLOCK_REGISTRY_USERNAME=USER, ROOTLOCK_REGISTRY_PASSWORD="nope")
+            proc = run([rootlock, "push", image_a, f"{registry.host}/demo:v2", "--insecure"],
+                       env=wrong)
+            fail.expect(proc.returncode == 3 and one_line(proc.stderr) and
+                        "token service refused the credentials" in proc.stderr,
+                        f"(g) wrong password: exit {proc.returncode}: {proc.stderr!r}")
+            print(f"(g) token auth: {len(registry.token_service.requests)} token requests")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if fail.items:
