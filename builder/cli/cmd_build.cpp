@@ -187,6 +187,7 @@ int run_build_command(const BuildCliOptions& options_in) {
         if (!outcome->manifest_digest.empty()) {
             out["manifest"] = outcome->manifest_digest;
             out["layers"] = outcome->layers;
+            out["sbom_manifest"] = outcome->sbom_digest;
         }
         out["size"] = outcome->size;
         out["entries"] = outcome->entries;
@@ -210,6 +211,7 @@ int run_build_command(const BuildCliOptions& options_in) {
         fmt::print("  manifest {}\n", outcome->manifest_digest);
         for (const auto& layer : outcome->layers)
             fmt::print("  layer: {}\n", layer);
+        fmt::print("  sbom artifact {} (subject: the manifest)\n", outcome->sbom_digest);
         const bool layout = has_suffix(outcome->image_path, ".oci");
         fmt::print("  inspect: skopeo inspect {}:{}\n", layout ? "oci" : "oci-archive",
                    outcome->image_path);

@@ -21,6 +21,7 @@
 #include "fs/zip_index.hpp"
 #include "image/compile_step.hpp"
 #include "image/oci_build.hpp"
+#include "image/oci_spec.hpp"
 #include "image/sbom.hpp"
 #include "image/tar_index.hpp"
 #include "image/tar_writer.hpp"
@@ -84,15 +85,6 @@ OutputForm output_form(const std::string& output) {
     if (ends_with(output, ".oci"))
         return OutputForm::oci_layout;
     return OutputForm::tarball;
-}
-
-// GOARCH's name for the machine of the image's /bin/sh.
-std::string oci_architecture(const std::string& machine) {
-    if (machine == "aarch64")
-        return "arm64";
-    if (machine == "x86_64" || machine.empty())
-        return "amd64";
-    return machine;
 }
 
 bool is_plain_tar(const std::string& path) {
@@ -477,13 +469,15 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         }
         return util::ok_status();
     };
+    std::string sbom;  // an OCI image's, from its build
     if (form != OutputForm::tarball) {
         OciBuildInput oci;
         for (const auto& item : planned)
             oci.entries.push_back(LayerInput{
                 item.entry.path, item.entry.kind == EntryKind::directory, item.from_base,
                 item.source.kind == Source::Kind::wheel ? lock.packages[item.source.index].name
-                                                        : std::string()});
+                                                        : std::string(),
+                item.entry.kind == EntryKind::regular ? item.entry.size : 0});
         oci.write_entry = [&](TarWriter& writer, size_t index, int64_t mtime) {
             if (mtime < 0)
                 return write_item(writer, planned[index]);
@@ -497,42 +491,23 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         for (const auto& item : planned)
             if (item.from_base)
                 base_epoch = std::max(base_epoch, item.entry.mtime);
-        oci.layer_mtime.fill(-1);
-        for (const auto& package : lock.packages) {
-            if (package.wheels.empty() || !package.wheels.front().upload_time)
-                continue;
-            auto seconds = pylock::upload_time_seconds(*package.wheels.front().upload_time);
-            auto& slot = oci.layer_mtime[static_cast<size_t>(layer_of_wheel(package.name))];
-            if (seconds)
-                slot = std::max(slot, static_cast<int64_t>(*seconds));
-        }
-        for (auto& slot : oci.layer_mtime)
-            slot = std::min(slot < 0 ? base_epoch : slot, epoch);  // the lock's clamp holds
-        oci.venv = data.venv;
+        oci.wheel_mtime = wheel_dates(lock, epoch);
+        oci.plain_mtime = std::min(base_epoch, epoch);  // the lock's clamp holds
+        oci.plan.venv = data.venv;
         oci.mtime = epoch;
         oci.zstd = options.oci_zstd;
         oci.threads = options.threads;
-        oci.spec.run.architecture = oci_architecture(pct_input.sh_machine);
-        oci.spec.run.env.push_back(
-            "PATH=" + data.venv +
-            "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-        oci.spec.run.env.push_back("VIRTUAL_ENV=" + data.venv);
-        for (const auto& [name, value] : data.environment)
-            oci.spec.run.env.push_back(name + "=" + value);
-        oci.spec.run.working_dir = "/";
-        oci.spec.run.created = oci::rfc3339_utc(epoch);
         ROOTLOCK_TRY(lock_digest, util::sha256_file(options.lock_path));
-        oci.spec.run.labels = {{"org.rootlock.lock.sha256", util::Sha256::to_hex(lock_digest)},
-                               {"org.rootlock.recipe", data.image_name}};
-        oci.spec.annotations = {{"org.opencontainers.image.created", oci.spec.run.created},
-                                {"org.opencontainers.image.title", data.image_name}};
-        oci.spec.ref_name = data.image_name;
+        oci.spec =
+            oci_spec_of(lock, pct_input.sh_machine, util::Sha256::to_hex(lock_digest), epoch);
         ROOTLOCK_TRY(written,
                      build_oci(oci, options.output, form == OutputForm::oci_layout, temporary));
         set_temporary("");
         outcome.entries = written.entries;
         outcome.sha256 = written.sha256;
         outcome.manifest_digest = written.manifest_digest;
+        outcome.sbom_digest = written.sbom_digest;
+        sbom = std::move(written.sbom);
         outcome.layers = written.layers;
     } else {
         TarWriterOptions writer_options;
@@ -565,9 +540,10 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                                   outcome.sha256 + "  " + base_name(options.output) + "\n"));
     (void)sha_written;
     outcome.sbom_path = options.output + ".cdx.json";
-    ROOTLOCK_TRY(sbom_written,
-                 util::write_file_atomically(
-                     outcome.sbom_path, cyclonedx_sbom(lock, data.image_name, outcome.sha256)));
+    // An OCI image holds its SBOM (which names it by manifest digest): the same bytes beside it.
+    if (sbom.empty())
+        sbom = cyclonedx_sbom(lock, data.image_name, outcome.sha256);
+    ROOTLOCK_TRY(sbom_written, util::write_file_atomically(outcome.sbom_path, sbom));
     (void)sbom_written;
     outcome.built = true;
     return outcome;

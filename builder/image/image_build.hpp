@@ -32,6 +32,7 @@ struct BuildOutcome {
     std::string image_path;
     std::string sha256;               // the file's; an OCI layout's manifest's
     std::string manifest_digest;      // OCI outputs: "sha256:..."
+    std::string sbom_digest;          // OCI outputs: the SBOM's artifact manifest, "sha256:..."
     std::vector<std::string> layers;  // OCI outputs: each layer's comment, digest and size
     uint64_t size = 0;
     uint64_t entries = 0;

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -13,7 +14,7 @@ namespace rootlock::image {
 
 util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& output, bool layout,
                                  const std::string& scratch_prefix) {
-    const auto plans = plan_layers(input.entries, input.venv);
+    const auto plans = plan_layers(input.entries, input.plan);
     std::vector<LayerBlob> blobs;
     auto cleanup = [&] {
         for (const auto& blob : blobs)
@@ -31,7 +32,12 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
             cleanup();
             return writer.error();
         }
-        const int64_t mtime = input.layer_mtime[static_cast<size_t>(plans[n].kind)];
+        int64_t mtime = -1;
+        for (const auto& wheel : plans[n].wheels)
+            if (auto dated = input.wheel_mtime.find(wheel); dated != input.wheel_mtime.end())
+                mtime = std::max(mtime, dated->second);
+        if (mtime < 0)
+            mtime = input.plain_mtime;
         // This layer's file and every earlier one go on any error.
         auto abandon = [&](const util::Error& error) {
             writer->reset();
@@ -48,13 +54,11 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
             return abandon(finished.error());
         LayerBlob blob;
         blob.host_path = path;
-        blob.layer.blob =
-            oci::Descriptor{input.zstd ? oci::k_media_layer_zstd : oci::k_media_layer_gzip,
-                            "sha256:" + util::Sha256::to_hex((*writer)->digest()),
-                            (*writer)->size(),
-                            {}};
+        blob.layer.blob.media_type = input.zstd ? oci::k_media_layer_zstd : oci::k_media_layer_gzip;
+        blob.layer.blob.digest = "sha256:" + util::Sha256::to_hex((*writer)->digest());
+        blob.layer.blob.size = (*writer)->size();
         blob.layer.diff_id = "sha256:" + util::Sha256::to_hex((*writer)->uncompressed_digest());
-        blob.layer.comment = layer_comment(plans[n].kind);
+        blob.layer.comment = layer_comment(plans[n]);
         built.layers.push_back(fmt::format("{} {} ({} bytes)", blob.layer.comment,
                                            blob.layer.blob.digest, blob.layer.blob.size));
         blobs.push_back(std::move(blob));
@@ -79,6 +83,8 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
         }
         built.manifest_digest = written->manifest.digest;
         built.sha256 = written->manifest.digest.substr(7);
+        built.sbom_digest = written->sbom_manifest.digest;
+        built.sbom = std::move(written->sbom);
         return built;
     }
     auto written = write_oci_archive(output, blobs, input.spec, input.mtime);
@@ -87,6 +93,8 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
         return written.error();
     built.manifest_digest = written->manifest.digest;
     built.sha256 = written->archive_sha256;
+    built.sbom_digest = written->sbom_manifest.digest;
+    built.sbom = std::move(written->sbom);
     return built;
 }
 

@@ -3,10 +3,10 @@
 // entries and knows their sources; this file knows nothing of bases, wheels or locks.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,10 +23,11 @@ struct OciBuildInput {
     // directories above each layer's files), with `mtime` in place of its own unless negative.
     std::function<util::Status(TarWriter& writer, size_t index, int64_t mtime)> write_entry;
     // Each layer's mtime for the entries not from the base: what the layer holds decides it
-    // (its wheels' newest upload time), never the whole lock's epoch, so that a package in
-    // another layer leaves this layer's bytes alone. Base entries keep their own.
-    std::array<int64_t, k_layer_kinds> layer_mtime{};
-    std::string venv;  // "/opt/venv"
+    // (its wheels' newest date), never the whole lock's epoch, so that a package in another
+    // layer leaves this layer's bytes alone. Base entries keep their own.
+    std::map<std::string, int64_t> wheel_mtime;  // a wheel's date (its upload time), by name
+    int64_t plain_mtime = 0;                     // a layer without a dated wheel's
+    LayerPlanOptions plan;                       // the venv's path, the own-layer threshold
     OciImageSpec spec;
     int64_t mtime = 0;  // the archive's members: the lock's epoch
     bool zstd = false;  // zstd layers instead of gzip (umoci and older runtimes refuse them)
@@ -37,6 +38,8 @@ struct OciBuilt {
     uint64_t entries = 0;             // entries written, counting repeated directories once
     std::string sha256;               // the archive file's, or the manifest's for a layout
     std::string manifest_digest;      // "sha256:..."
+    std::string sbom_digest;          // the SBOM's artifact manifest, "sha256:..." (spec.sbom set)
+    std::string sbom;                 // the SBOM's bytes, as the artifact holds them
     std::vector<std::string> layers;  // "rootlock: the base sha256:... (N bytes)", in order
 };
 

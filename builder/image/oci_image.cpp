@@ -24,7 +24,22 @@ struct Documents {
     std::string config;
     std::string manifest;
     std::string index;
+    std::string artifact;  // the SBOM's artifact manifest, or ""
     OciImageWritten written;
+
+    // The blobs beside the layers: digest -> bytes.
+    std::map<std::string, const std::string*> blobs() const {
+        std::map<std::string, const std::string*> out;
+        out.emplace(written.config.digest, &config);
+        out.emplace(written.manifest.digest, &manifest);
+        if (!artifact.empty()) {
+            out.emplace(written.sbom_manifest.digest, &artifact);
+            out.emplace(oci::empty_descriptor().digest, &k_empty);
+            out.emplace(oci::digest_of(written.sbom), &written.sbom);
+        }
+        return out;
+    }
+    inline static const std::string k_empty = oci::empty_json();
 };
 
 util::Result<Documents> documents(const std::vector<LayerBlob>& layers, const OciImageSpec& spec) {
@@ -42,7 +57,21 @@ util::Result<Documents> documents(const std::vector<LayerBlob>& layers, const Oc
     out.written.config = oci::describe(oci::k_media_config, out.config);
     out.manifest = oci::manifest_json(out.written.config, described, spec.annotations);
     out.written.manifest = oci::describe(oci::k_media_manifest, out.manifest);
-    out.index = oci::index_json(out.written.manifest, spec.ref_name);
+    std::string sbom_manifest;
+    if (spec.sbom) {
+        out.written.sbom = spec.sbom(out.written.manifest.digest);
+        std::map<std::string, std::string> annotations;
+        if (auto created = spec.annotations.find("org.opencontainers.image.created");
+            created != spec.annotations.end())
+            annotations.insert(*created);
+        out.artifact = oci::artifact_manifest_json(
+            oci::k_media_cyclonedx, {oci::describe(oci::k_media_cyclonedx, out.written.sbom)},
+            out.written.manifest, annotations);
+        out.written.sbom_manifest = oci::describe(oci::k_media_manifest, out.artifact);
+        out.written.sbom_manifest.artifact_type = oci::k_media_cyclonedx;
+        sbom_manifest = out.written.sbom_manifest.digest;
+    }
+    out.index = oci::index_json(out.written.manifest, spec.ref_name, sbom_manifest);
     return out;
 }
 
@@ -104,10 +133,11 @@ util::Result<OciImageWritten> write_oci_layout(const std::string& dir,
         if (::rename(blob.host_path.c_str(), to.c_str()) != 0)
             return util::make_error(blob.host_path, fs::errno_text(errno));
     }
+    for (const auto& [digest, bytes] : docs.blobs())
+        if (auto status = put(blob_path(digest), *bytes); !status.ok())
+            return status.error();
     for (const auto& [relative, bytes] :
-         {std::pair{blob_path(docs.written.config.digest), docs.config},
-          std::pair{blob_path(docs.written.manifest.digest), docs.manifest},
-          std::pair{std::string("index.json"), docs.index},
+         {std::pair{std::string("index.json"), docs.index},
           std::pair{std::string("oci-layout"), oci::oci_layout_json()}})
         if (auto status = put(relative, bytes); !status.ok())
             return status.error();
@@ -125,8 +155,8 @@ util::Result<OciImageWritten> write_oci_archive(const std::string& path,
     std::map<std::string, const std::string*> document_files;
     for (const auto& blob : layers)
         layer_files.emplace("/" + blob_path(blob.layer.blob.digest), &blob);
-    document_files.emplace("/" + blob_path(docs.written.config.digest), &docs.config);
-    document_files.emplace("/" + blob_path(docs.written.manifest.digest), &docs.manifest);
+    for (const auto& [digest, bytes] : docs.blobs())
+        document_files.emplace("/" + blob_path(digest), bytes);
     std::map<std::string, bool> blob_names;  // path -> is a layer
     for (const auto& [name, _] : layer_files)
         blob_names.emplace(name, true);

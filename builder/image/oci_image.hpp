@@ -2,9 +2,12 @@
 // index.json, blobs/sha256/) or the same files as one uncompressed tar (an OCI archive, the
 // shape `skopeo copy oci:DIR oci-archive:X.tar` writes and Proxmox VE 9.1 imports). The config
 // and manifest come from oci/oci_documents, so one set of layers and settings gives one
-// manifest digest.
+// manifest digest. The SBOM goes beside the image as an artifact manifest whose subject is the
+// image manifest (image-spec 1.1), its blobs in the layout; index.json lists the image alone
+// (every client takes it without a name) and names the artifact in an annotation.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,12 +27,18 @@ struct OciImageSpec {
     oci::RunConfig run;
     std::map<std::string, std::string> annotations;  // the manifest's
     std::string ref_name;                            // index.json's ref.name: the tag
+    // The SBOM (CycloneDX JSON) of the image whose manifest digest ("sha256:...") it is given:
+    // attached as an artifact when set. The artifact manifest carries the image manifest's
+    // org.opencontainers.image.created annotation.
+    std::function<std::string(const std::string& manifest_digest)> sbom;
 };
 
 struct OciImageWritten {
     oci::Descriptor manifest;
     oci::Descriptor config;
-    std::string archive_sha256;  // write_oci_archive: the file's, hashed as it was written
+    oci::Descriptor sbom_manifest;  // the artifact manifest; empty digest when spec.sbom is unset
+    std::string sbom;               // the SBOM's bytes as the artifact holds them
+    std::string archive_sha256;     // write_oci_archive: the file's, hashed as it was written
 };
 
 // Writes the layout at `dir`, which must not exist (it is made under a temporary name beside it

@@ -385,6 +385,8 @@ pylock::LockRootlockData lock_tool_data(const LockRun& run, std::optional<uint64
     data.library_paths = recipe.library_paths;
     data.files = recipe.files;
     data.compile_bytecode = recipe.python.compile_bytecode;
+    data.entrypoint = recipe.image.entrypoint;
+    data.cmd = recipe.image.cmd;
     data.closure_ok = report.ok;
     data.closure_objects = report.objects;
     for (const auto& problem : report.problems) {

@@ -27,6 +27,10 @@ Json descriptor_json(const Descriptor& descriptor) {
     out["mediaType"] = descriptor.media_type;
     out["digest"] = descriptor.digest;
     out["size"] = descriptor.size;
+    if (!descriptor.data.empty())
+        out["data"] = descriptor.data;
+    if (!descriptor.artifact_type.empty())
+        out["artifactType"] = descriptor.artifact_type;
     if (!descriptor.annotations.empty())
         out["annotations"] = string_map(descriptor.annotations);
     return out;
@@ -95,10 +99,41 @@ std::string manifest_json(const Descriptor& config, const std::vector<Layer>& la
     return util::json_text(out);
 }
 
-std::string index_json(const Descriptor& manifest, const std::string& ref_name) {
+std::string artifact_manifest_json(const std::string& artifact_type,
+                                   const std::vector<Descriptor>& blobs, const Descriptor& subject,
+                                   const std::map<std::string, std::string>& annotations) {
+    Json out;
+    out["schemaVersion"] = 2;
+    out["mediaType"] = k_media_manifest;
+    out["artifactType"] = artifact_type;
+    out["config"] = descriptor_json(empty_descriptor());
+    Json layers = Json::array();
+    for (const auto& blob : blobs)
+        layers.push_back(descriptor_json(blob));
+    out["layers"] = layers;
+    out["subject"] = descriptor_json(subject);
+    if (!annotations.empty())
+        out["annotations"] = string_map(annotations);
+    return util::json_text(out);
+}
+
+std::string empty_json() {
+    return "{}";
+}
+
+Descriptor empty_descriptor() {
+    Descriptor out = describe(k_media_empty, empty_json());
+    out.data = "e30=";  // base64 of "{}"
+    return out;
+}
+
+std::string index_json(const Descriptor& manifest, const std::string& ref_name,
+                       const std::string& sbom_manifest) {
     Descriptor named = manifest;
     if (!ref_name.empty())
         named.annotations["org.opencontainers.image.ref.name"] = ref_name;
+    if (!sbom_manifest.empty())
+        named.annotations[k_annotation_sbom] = sbom_manifest;
     Json out;
     out["schemaVersion"] = 2;
     out["mediaType"] = k_media_index;
@@ -117,7 +152,11 @@ std::string digest_of(const std::string& bytes) {
 }
 
 Descriptor describe(const std::string& media_type, const std::string& bytes) {
-    return Descriptor{media_type, digest_of(bytes), bytes.size(), {}};
+    Descriptor out;
+    out.media_type = media_type;
+    out.digest = digest_of(bytes);
+    out.size = bytes.size();
+    return out;
 }
 
 std::string rfc3339_utc(int64_t seconds) {

@@ -17,6 +17,8 @@ inline constexpr const char* k_media_config = "application/vnd.oci.image.config.
 inline constexpr const char* k_media_layer_gzip = "application/vnd.oci.image.layer.v1.tar+gzip";
 inline constexpr const char* k_media_layer_zstd = "application/vnd.oci.image.layer.v1.tar+zstd";
 inline constexpr const char* k_media_layer_tar = "application/vnd.oci.image.layer.v1.tar";
+inline constexpr const char* k_media_empty = "application/vnd.oci.empty.v1+json";
+inline constexpr const char* k_media_cyclonedx = "application/vnd.cyclonedx+json";
 
 // A content-addressed blob as a descriptor names it: "sha256:<64 hex>", its size in bytes.
 struct Descriptor {
@@ -24,6 +26,8 @@ struct Descriptor {
     std::string digest;
     uint64_t size = 0;
     std::map<std::string, std::string> annotations;  // written sorted by key
+    std::string data;           // the blob itself in base64, embedded; "" for none
+    std::string artifact_type;  // an artifact manifest's, where an index lists it; "" for none
 };
 
 struct Layer {
@@ -53,9 +57,28 @@ std::string config_json(const RunConfig& run, const std::vector<Layer>& layers);
 std::string manifest_json(const Descriptor& config, const std::vector<Layer>& layers,
                           const std::map<std::string, std::string>& annotations);
 
-// index.json of a layout: the one manifest, with "org.opencontainers.image.ref.name" = ref_name
-// when ref_name is not empty (skopeo's oci:DIR:REF and Proxmox's import read it).
-std::string index_json(const Descriptor& manifest, const std::string& ref_name);
+// An artifact manifest (image-spec 1.1): `artifact_type`, the empty config, the blobs as its
+// layers, `subject` the manifest it is about (what a registry's referrers API answers with).
+std::string artifact_manifest_json(const std::string& artifact_type,
+                                   const std::vector<Descriptor>& blobs, const Descriptor& subject,
+                                   const std::map<std::string, std::string>& annotations);
+
+// The empty descriptor: the blob "{}" (its digest, size 2 and base64 data "e30="), the config of
+// an artifact manifest.
+Descriptor empty_descriptor();
+std::string empty_json();  // "{}"
+
+// The annotation of index.json's image entry that names the SBOM's artifact manifest (its
+// digest), rootlock's own: the artifact's blobs are in the layout, but index.json lists only the
+// image, since skopeo 1.9, podman 4.3 (`podman load`) and others refuse an index.json of two
+// manifests unless told the image's name. `push` reads it and attaches the artifact.
+inline constexpr const char* k_annotation_sbom = "org.rootlock.sbom.manifest";
+
+// index.json of a layout: the image manifest, with "org.opencontainers.image.ref.name" =
+// ref_name when ref_name is not empty (skopeo's oci:DIR:REF and Proxmox's import read it), and
+// k_annotation_sbom = sbom_manifest when that is not empty.
+std::string index_json(const Descriptor& manifest, const std::string& ref_name,
+                       const std::string& sbom_manifest = "");
 
 // The layout's marker file.
 std::string oci_layout_json();

@@ -194,6 +194,8 @@ struct LockRootlockData {
     std::vector<std::string> library_paths;  // the recipe's [loader] library-paths, in order
     std::vector<std::pair<std::string, std::string>> files;  // [files]: path -> content, sorted
     bool compile_bytecode = false;                           // the recipe's python.compile-bytecode
+    std::vector<std::string> entrypoint;  // the recipe's [image] entrypoint (OCI), as written
+    std::vector<std::string> cmd;         // the recipe's [image] cmd (OCI), as written
     // Set by `rootlock freeze` (the environment's prefix): the lock describes a live environment,
     // so it has no recipe and no base.
     std::string frozen_from;

@@ -526,10 +526,13 @@ void read_base(Reader& r, const View& view, LockBase& base) {
 }
 
 LockRootlockData read_tool(Reader& r, const View& view) {
-    r.check_keys(view, {"frozen-from", "recipe", "recipe-sha256", "image-name", "output", "venv",
-                        "source-date-epoch", "requirements", "environment", "host-provides",
-                        "library-paths", "files", "compile-bytecode", "closure-ok",
-                        "closure-objects", "problems", "target", "base", "indexes"});
+    r.check_keys(view, {"frozen-from",       "recipe",        "recipe-sha256",
+                        "image-name",        "output",        "venv",
+                        "source-date-epoch", "requirements",  "environment",
+                        "host-provides",     "library-paths", "files",
+                        "compile-bytecode",  "closure-ok",    "closure-objects",
+                        "problems",          "target",        "base",
+                        "indexes",           "entrypoint",    "cmd"});
     LockRootlockData data;
     // A frozen lock describes a live environment: no recipe made it, no base is known.
     data.frozen_from = r.string(view, "frozen-from", false).value_or("");
@@ -556,6 +559,8 @@ LockRootlockData read_tool(Reader& r, const View& view) {
     data.host_provides = r.strings(view, "host-provides", false);
     data.library_paths = r.strings(view, "library-paths", false);
     data.compile_bytecode = r.boolean(view, "compile-bytecode", false).value_or(false);
+    data.entrypoint = r.strings(view, "entrypoint", false);
+    data.cmd = r.strings(view, "cmd", false);
     for (const View& entry : r.tables(view, "files", false)) {
         r.check_keys(entry, {"path", "content"});
         auto path = r.string(entry, "path", true);

@@ -213,6 +213,10 @@ void write_tool(std::string& out, const LockRootlockData& data) {
         line(out, "library-paths", toml_string_array(data.library_paths));
     if (data.compile_bytecode)
         line(out, "compile-bytecode", boolean(true));
+    if (!data.entrypoint.empty())
+        line(out, "entrypoint", toml_string_array(data.entrypoint));
+    if (!data.cmd.empty())
+        line(out, "cmd", toml_string_array(data.cmd));
     if (!data.files.empty()) {
         items.clear();
         for (const auto& [path, content] : data.files)

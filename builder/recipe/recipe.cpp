@@ -74,7 +74,7 @@ const char* const k_kebab_rule =
     "is not kebab-case (lowercase letters and digits joined by single hyphens)";
 
 void read_image(TableReader& r, ImageSection& image) {
-    r.check_keys({"name", "output"});
+    r.check_keys({"name", "output", "entrypoint", "cmd"});
     Position at;
     if (auto name = r.string("name", true, &at)) {
         if (!is_kebab_case(*name))
@@ -88,6 +88,15 @@ void read_image(TableReader& r, ImageSection& image) {
         image.output = *output;
     } else if (!image.name.empty()) {
         image.output = "images/" + image.name + ".tar.zst";
+    }
+    using Field = std::pair<const char*, std::vector<std::string>*>;
+    for (auto [key, field] : {Field{"entrypoint", &image.entrypoint}, Field{"cmd", &image.cmd}}) {
+        for (auto& [argument, argument_at] : r.strings(key))
+            field->push_back(std::move(argument));
+        if (const toml::array* array = r.table().get_as<toml::array>(key);
+            array != nullptr && array->empty())
+            r.out().add(*array, std::string("image.") + key +
+                                    " is empty (leave it out for the base's default)");
     }
 }
 

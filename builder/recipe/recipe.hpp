@@ -15,6 +15,9 @@ namespace rootlock::recipe {
 struct ImageSection {
     std::string name;    // kebab-case
     std::string output;  // image file; default "images/<name>.tar.zst"
+    // An OCI image's config Entrypoint and Cmd, as written; empty: not set (the base's shell).
+    std::vector<std::string> entrypoint;
+    std::vector<std::string> cmd;
 };
 
 // A further archive a Debian base draws from (bookworm-security, bookworm-updates, a vendor's).

@@ -91,16 +91,33 @@ util::Result<PushReport> push_image(const oci::ImageSource& source, RegistryClie
         std::string bytes;
         oci::ManifestBlobs blobs;
     };
+    // rootlock's own SBOM, named by the image's entry; artifacts other tools list in index.json.
+    std::vector<oci::Descriptor> candidates;
+    if (auto named = image.descriptor.annotations.find(oci::k_annotation_sbom);
+        named != image.descriptor.annotations.end()) {
+        ROOTLOCK_TRY(location, source.locate(named->second));
+        oci::Descriptor sbom;
+        sbom.media_type = oci::k_media_manifest;
+        sbom.digest = named->second;
+        sbom.size = location.size;
+        candidates.push_back(sbom);
+    }
+    for (const auto& entry : source.manifests())
+        if (!entry.artifact_type.empty())
+            candidates.push_back(entry.descriptor);
     std::vector<Artifact> artifacts;
-    for (const auto& entry : source.manifests()) {
-        if (entry.artifact_type.empty())
+    std::set<std::string> considered;
+    for (const auto& candidate : candidates) {
+        if (!considered.insert(candidate.digest).second)
             continue;
-        ROOTLOCK_TRY(bytes, source.read_blob(entry.descriptor));
-        ROOTLOCK_TRY(blobs,
-                     oci::parse_manifest(bytes, source.path() + ": " + entry.descriptor.digest));
-        if (!blobs.subject || blobs.subject->digest != image.descriptor.digest)
+        ROOTLOCK_TRY(bytes, source.read_blob(candidate));
+        ROOTLOCK_TRY(blobs, oci::parse_manifest(bytes, source.path() + ": " + candidate.digest));
+        if (blobs.artifact_type.empty() || !blobs.subject ||
+            blobs.subject->digest != image.descriptor.digest)
             continue;
-        artifacts.push_back({entry.descriptor, bytes, blobs});
+        oci::Descriptor descriptor = candidate;
+        descriptor.annotations.clear();
+        artifacts.push_back({descriptor, bytes, blobs});
     }
 
     std::vector<oci::Descriptor> needed;

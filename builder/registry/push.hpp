@@ -1,8 +1,9 @@
 // `rootlock push`: an OCI image on disk (layout or archive) into a registry, sending only what
 // the registry lacks. Blobs first (the config and layers; nothing already there is uploaded, a
 // blob rootlock pushed to another repository of the same registry is mounted from there), then
-// the manifest under its tag, then the artifacts that refer to it (the SBOM) by digest, listed
-// for the referrers API or, where the registry has none, under the spec's fallback tag.
+// the manifest under its tag, then the artifacts that refer to it (the SBOM, which index.json's
+// image entry names, or artifacts listed in index.json) by digest, listed for the referrers API
+// or, where the registry has none, under the spec's fallback tag.
 #pragma once
 
 #include <cstdint>

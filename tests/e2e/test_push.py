@@ -7,7 +7,8 @@ Two images from the fixture index (web-router 1.0.0 and 1.2.0, so they differ in
 pure-Python package), built as an OCI archive and an OCI layout; credentials in an auth file
 named by $REGISTRY_AUTH_FILE, as `podman login` writes it. Then:
   a. push of the archive: exit 0, every blob uploaded once (the registry's log counts the same),
-     `skopeo inspect` of the pushed tag finds rootlock's manifest digest;
+     `skopeo inspect` of the pushed tag finds rootlock's manifest digest; the SBOM's artifact
+     manifest is pushed and listed under the referrers fallback tag sha256-<digest hex>;
   b. the same push again uploads nothing (every blob found by HEAD);
   c. the other image (the layout) under another tag uploads exactly one layer: the venv's;
   d. the first image pushed to another repository mounts every blob, uploading none;
@@ -131,6 +132,18 @@ def main(argv):
                         f"rootlock says {blobs}")
             remote, err = remote_digest(f"{registry.host}/demo:v1")
             fail.expect(remote == digest_a, f"(a) skopeo sees {remote}, not {digest_a}: {err}")
+            # The SBOM artifact: pushed by digest, listed under the referrers fallback tag
+            # (distribution 2.8 has no referrers API).
+            tag = "sha256-" + digest_a[7:]
+            fail.expect(len(out["artifacts"]) == 1 and out.get("referrers_tag") == tag,
+                        f"(a) artifacts {out['artifacts']}, tag {out.get('referrers_tag')}")
+            proc = run(["skopeo", "inspect", "--raw", "--tls-verify=false", "--creds",
+                        f"{USER}:{PASSWORD}", f"docker://{registry.host}/demo:{tag}"])
+            referrers = json.loads(proc.stdout) if proc.returncode == 0 else {}
+            fail.expect([m.get("digest") for m in referrers.get("manifests", [])] ==
+                        out["artifacts"] and referrers["manifests"][0].get("artifactType") ==
+                        "application/vnd.cyclonedx+json", f"(a) referrers index: {referrers} "
+                        f"{proc.stderr}")
             print(f"(a) {blobs} blobs, {out['bytes_uploaded']} bytes, {out['requests']} requests")
 
             # (b) again: nothing to send.

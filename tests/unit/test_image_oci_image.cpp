@@ -51,10 +51,9 @@ LayerBlob layer(const TempDir& tmp, const std::string& name,
     REQUIRE((*writer)->finish().ok());
     LayerBlob blob;
     blob.host_path = tmp / name;
-    blob.layer.blob = oci::Descriptor{oci::k_media_layer_gzip,
-                                      "sha256:" + util::Sha256::to_hex((*writer)->digest()),
-                                      (*writer)->size(),
-                                      {}};
+    blob.layer.blob = oci::describe(oci::k_media_layer_gzip, "");
+    blob.layer.blob.digest = "sha256:" + util::Sha256::to_hex((*writer)->digest());
+    blob.layer.blob.size = (*writer)->size();
     blob.layer.diff_id = "sha256:" + util::Sha256::to_hex((*writer)->uncompressed_digest());
     blob.layer.comment = "rootlock: " + name;
     return blob;
@@ -118,6 +117,88 @@ TEST_SUITE("rootlock::image") {
                                              ":demo " + (tmp / "bundle"));
         REQUIRE_MESSAGE(status == 0, out);
         CHECK(read_host_text(tmp / "bundle/rootfs/etc/os-release") == "ID=debian\n");
+        CHECK(read_host_text(tmp / "bundle/rootfs/opt/venv/lib/x.py") == "print(1)\n");
+    }
+
+    TEST_CASE("the SBOM is an artifact about the image manifest, named by the image's entry") {
+        TempDir tmp;
+        const auto layers = two_layers(tmp, "");
+        OciImageSpec plain_spec = spec();
+        plain_spec.annotations["org.opencontainers.image.created"] = plain_spec.run.created;
+        auto plain = write_oci_archive(tmp / "plain.oci.tar", layers, plain_spec, 1700000000);
+        REQUIRE(plain.ok());
+        OciImageSpec with_sbom = plain_spec;
+        std::string asked;
+        with_sbom.sbom = [&asked](const std::string& manifest_digest) {
+            asked = manifest_digest;
+            return std::string("{\"bomFormat\":\"CycloneDX\"}\n");
+        };
+        auto archived = write_oci_archive(tmp / "demo.oci.tar", layers, with_sbom, 1700000000);
+        REQUIRE(archived.ok());
+        auto again = write_oci_archive(tmp / "again.oci.tar", layers, with_sbom, 1700000000);
+        REQUIRE(again.ok());
+        CHECK(read_host_text(tmp / "demo.oci.tar") == read_host_text(tmp / "again.oci.tar"));
+        auto written = write_oci_layout(tmp / "layout", layers, with_sbom);
+        REQUIRE(written.ok());
+        CHECK(asked == written->manifest.digest);
+        CHECK(written->sbom == "{\"bomFormat\":\"CycloneDX\"}\n");
+        CHECK(written->sbom_manifest.digest == archived->sbom_manifest.digest);
+        // Attaching the SBOM leaves the image's own manifest as it was.
+        CHECK(written->manifest.digest == plain->manifest.digest);
+        CHECK(plain->sbom_manifest.digest.empty());
+
+        const std::string blobs = tmp / "layout/blobs/sha256/";
+        const auto index = nlohmann::json::parse(read_host_text(tmp / "layout/index.json"));
+        // index.json lists the image alone: clients need no name to take it.
+        REQUIRE(index["manifests"].size() == 1);
+        CHECK(index["manifests"][0]["digest"] == written->manifest.digest);
+        CHECK(index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == "demo");
+        CHECK(index["manifests"][0]["annotations"]["org.rootlock.sbom.manifest"] ==
+              written->sbom_manifest.digest);
+        const std::string artifact_text =
+            read_host_text(blobs + written->sbom_manifest.digest.substr(7));
+        CHECK(util::sha256_hex(artifact_text) == written->sbom_manifest.digest.substr(7));
+        const auto artifact = nlohmann::json::parse(artifact_text);
+        CHECK(artifact["artifactType"] == "application/vnd.cyclonedx+json");
+        CHECK(artifact["config"]["mediaType"] == "application/vnd.oci.empty.v1+json");
+        CHECK(artifact["config"]["digest"] ==
+              "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+        CHECK(artifact["config"]["data"] == "e30=");
+        CHECK(read_host_text(blobs +
+                             "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a") ==
+              "{}");
+        REQUIRE(artifact["layers"].size() == 1);
+        CHECK(artifact["layers"][0]["mediaType"] == "application/vnd.cyclonedx+json");
+        CHECK(read_host_text(blobs + artifact["layers"][0]["digest"].get<std::string>().substr(
+                                         7)) == written->sbom);
+        CHECK(artifact["subject"]["digest"] == written->manifest.digest);
+        CHECK(artifact["subject"]["size"] == written->manifest.size);
+        CHECK(artifact["annotations"]["org.opencontainers.image.created"] ==
+              "2023-11-14T22:13:20Z");
+
+        if (run_shell("command -v skopeo && command -v umoci").second != 0) {
+            MESSAGE("skopeo or umoci is not installed (make test installs them)");
+            CHECK(false);
+            return;
+        }
+        // With a name and without one (skopeo 1.9 refuses the latter when index.json lists two
+        // manifests: "more than one image in oci, choose an image").
+        for (const std::string& reference :
+             {"oci:" + (tmp / "layout") + ":demo", "oci:" + (tmp / "layout"),
+              "oci-archive:" + (tmp / "demo.oci.tar") + ":demo",
+              "oci-archive:" + (tmp / "demo.oci.tar")}) {
+            CAPTURE(reference);
+            const auto [raw, raw_status] = run_shell("skopeo inspect --raw " + reference);
+            REQUIRE(raw_status == 0);
+            CHECK(util::sha256_hex(raw) == written->manifest.digest.substr(7));
+        }
+        const auto [copied, copy_status] =
+            run_shell("skopeo copy oci-archive:" + (tmp / "demo.oci.tar") +
+                      ":demo oci:" + (tmp / "copied") + ":demo 2>&1");
+        CHECK_MESSAGE(copy_status == 0, copied);
+        const auto [out, status] = run_shell("umoci unpack --rootless --image " + (tmp / "layout") +
+                                             ":demo " + (tmp / "bundle"));
+        REQUIRE_MESSAGE(status == 0, out);
         CHECK(read_host_text(tmp / "bundle/rootfs/opt/venv/lib/x.py") == "print(1)\n");
     }
 

@@ -16,10 +16,18 @@ namespace {
 const std::string k_hex_a(64, 'a');
 const std::string k_hex_b(64, 'b');
 
+Descriptor blob(const char* media_type, std::string digest, uint64_t size) {
+    Descriptor out;
+    out.media_type = media_type;
+    out.digest = std::move(digest);
+    out.size = size;
+    return out;
+}
+
 std::vector<Layer> two_layers() {
-    return {Layer{Descriptor{k_media_layer_gzip, "sha256:" + k_hex_a, 100, {}},
+    return {Layer{blob(k_media_layer_gzip, "sha256:" + k_hex_a, 100),
                   "sha256:" + std::string(64, 'c'), "rootlock: the Debian base"},
-            Layer{Descriptor{k_media_layer_gzip, "sha256:" + k_hex_b, 7, {}},
+            Layer{blob(k_media_layer_gzip, "sha256:" + k_hex_b, 7),
                   "sha256:" + std::string(64, 'd'), "rootlock: torch 2.8.0"}};
 }
 
@@ -85,6 +93,57 @@ TEST_SUITE("rootlock::oci") {
         CHECK_FALSE(nlohmann::json::parse(index_json(described, ""))["manifests"][0].contains(
             "annotations"));
         CHECK(oci_layout_json() == R"({"imageLayoutVersion":"1.0.0"})");
+    }
+
+    TEST_CASE("an artifact manifest has the empty config, its blobs and the image as subject") {
+        const Descriptor empty = empty_descriptor();
+        CHECK(empty.media_type == std::string("application/vnd.oci.empty.v1+json"));
+        CHECK(empty.digest ==
+              "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+        CHECK(empty.size == 2);
+        CHECK(empty.data == "e30=");
+        CHECK(digest_of(empty_json()) == empty.digest);
+        const Descriptor image = blob(k_media_manifest, "sha256:" + k_hex_a, 1144);
+        const Descriptor sbom = blob(k_media_cyclonedx, "sha256:" + k_hex_b, 900);
+        const std::string artifact =
+            artifact_manifest_json(k_media_cyclonedx, {sbom}, image,
+                                   {{"org.opencontainers.image.created", "2023-11-14T22:13:20Z"}});
+        CHECK(artifact ==
+              R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+              R"("artifactType":"application/vnd.cyclonedx+json","config":{"mediaType":)"
+              R"("application/vnd.oci.empty.v1+json","digest":"sha256:44136fa355b3678a1146ad16)"
+              R"(f7e8649e94fb4fc21fe77e8310c060f61caaff8a","size":2,"data":"e30="},"layers":[{)"
+              R"("mediaType":"application/vnd.cyclonedx+json","digest":"sha256:)" +
+                  k_hex_b +
+                  R"(","size":900}],"subject":{"mediaType":"application/vnd.oci.image.)"
+                  R"(manifest.v1+json","digest":"sha256:)" +
+                  k_hex_a +
+                  R"(","size":1144},"annotations":{"org.opencontainers.image.created":")"
+                  R"(2023-11-14T22:13:20Z"}})");
+        // The image keeps its name and is the only entry; the artifact is named by annotation.
+        const std::string artifact_digest = describe(k_media_manifest, artifact).digest;
+        CHECK(index_json(image, "demo", artifact_digest) ==
+              R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json",)"
+              R"("manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+              R"("digest":"sha256:)" +
+                  k_hex_a +
+                  R"(","size":1144,"annotations":{"org.opencontainers.image.ref.name":"demo",)"
+                  R"("org.rootlock.sbom.manifest":")" +
+                  artifact_digest + R"("}}]})");
+        CHECK(index_json(image, "demo") == index_json(image, "demo", ""));
+    }
+
+    TEST_CASE("the config writes Entrypoint before Cmd, and neither when unset") {
+        RunConfig run;
+        run.entrypoint = {"/opt/venv/bin/python", "-m", "serve"};
+        run.cmd = {"--port", "8000"};
+        CHECK(config_json(run, {}) ==
+              R"({"architecture":"amd64","os":"linux","config":{"Entrypoint":["/opt/venv/bin/)"
+              R"(python","-m","serve"],"Cmd":["--port","8000"]},"rootfs":{"type":"layers",)"
+              R"("diff_ids":[]},"history":[]})");
+        CHECK(config_json(RunConfig{}, {}) ==
+              R"({"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers",)"
+              R"("diff_ids":[]},"history":[]})");
     }
 
     TEST_CASE("the same inputs give the same bytes, and any change gives another digest") {

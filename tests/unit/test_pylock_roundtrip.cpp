@@ -183,6 +183,8 @@ pylock::LockRootlockData random_tool(Random& r) {
     for (std::size_t i = r.below(3); i > 0; --i)
         data.files.emplace_back(r.text(), r.text());
     data.compile_bytecode = r.coin();
+    data.entrypoint = r.texts(3);
+    data.cmd = r.texts(3);
     if (r.coin())
         data.frozen_from = "/opt/" + r.text();
     data.closure_ok = r.coin();

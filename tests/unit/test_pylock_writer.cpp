@@ -208,7 +208,8 @@ packages = [
         CHECK(c.rootlock->indexes[0].packages == std::vector<std::string>{"q", "p"});
     }
 
-    TEST_CASE("library paths and files are written only when the recipe has them") {
+    TEST_CASE(
+        "library paths, files, entrypoint and cmd are written only when the recipe has them") {
         pylock::Lock lock;
         lock.packages = {package("a", "1")};
         lock.rootlock = pylock::LockRootlockData{};
@@ -219,6 +220,10 @@ packages = [
         CHECK(without.find("library-paths") == std::string::npos);
         CHECK(without.find("files =") == std::string::npos);
         CHECK(without.find("compile-bytecode") == std::string::npos);
+        CHECK(without.find("entrypoint") == std::string::npos);
+        CHECK(without.find("cmd =") == std::string::npos);
+        lock.rootlock->entrypoint = {"/opt/venv/bin/python", "-m", "serve"};
+        lock.rootlock->cmd = {"--port=8000"};
         lock.rootlock->compile_bytecode = true;
         lock.rootlock->library_paths = {"/opt/b/lib", "/opt/a/lib"};
         lock.rootlock->files = {{"/etc/z", "last\n"}, {"/etc/motd", "say \"hi\"\n\ttab"}};
@@ -234,6 +239,10 @@ packages = [
         CHECK(with.find("compile-bytecode = true\n") != std::string::npos);
         CHECK(back->rootlock->compile_bytecode);
         CHECK(back->rootlock->library_paths == lock.rootlock->library_paths);  // order kept
+        CHECK(with.find("entrypoint = [\n    \"/opt/venv/bin/python\",\n    \"-m\",\n    "
+                        "\"serve\",\n]\ncmd = [\n    \"--port=8000\",\n]\n") != std::string::npos);
+        CHECK(back->rootlock->entrypoint == lock.rootlock->entrypoint);  // order kept
+        CHECK(back->rootlock->cmd == lock.rootlock->cmd);
         CHECK(back->rootlock->files ==
               std::vector<std::pair<std::string, std::string>>{{"/etc/motd", "say \"hi\"\n\ttab"},
                                                                {"/etc/z", "last\n"}});

@@ -158,6 +158,35 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
               "r.toml:7:20: python.compile-bytecode: expected a boolean, found a string");
     }
 
+    TEST_CASE("image.entrypoint and image.cmd are arrays of strings, kept as written") {
+        const std::string image = "[image]\nname = \"demo\"\n";
+        const std::string rest =
+            "[base]\ndebian = { suite = \"bookworm\" }\n[python]\nversion = \"3.11\"\n";
+        const auto parsed =
+            parse_recipe(image +
+                             "entrypoint = [\"/opt/venv/bin/python\", \"-m\", \"serve\"]\ncmd = "
+                             "[\"--port\", \"8000\"]\n" +
+                             rest,
+                         k_file);
+        REQUIRE_MESSAGE(parsed.ok(), (parsed.ok() ? "" : parsed.error().text()));
+        CHECK(parsed.value().image.entrypoint ==
+              std::vector<std::string>{"/opt/venv/bin/python", "-m", "serve"});
+        CHECK(parsed.value().image.cmd == std::vector<std::string>{"--port", "8000"});
+        const auto absent = parse_recipe(k_minimal, k_file);
+        REQUIRE(absent.ok());
+        CHECK(absent.value().image.entrypoint.empty());
+        CHECK(absent.value().image.cmd.empty());
+        CHECK(error_texts(image + "entrypoint = \"python -m serve\"\n" + rest) ==
+              std::vector<std::string>{
+                  "r.toml:3:14: image.entrypoint: expected an array of strings, found a string"});
+        CHECK(error_texts(image + "cmd = [\"--port\", 8000]\n" + rest) ==
+              std::vector<std::string>{"r.toml:3:18: image.cmd[1]: expected a string, found an "
+                                       "integer"});
+        CHECK(error_texts(image + "cmd = []\n" + rest) ==
+              std::vector<std::string>{
+                  "r.toml:3:7: image.cmd is empty (leave it out for the base's default)"});
+    }
+
     TEST_CASE("empty [loader] and [files] tables give empty fields") {
         const auto parsed = parse_recipe(k_minimal + "[loader]\n[files]\n", k_file);
         if (!parsed.ok())
