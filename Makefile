@@ -84,6 +84,7 @@ bench: build
 	python3 tests/bench/bench_diff.py $(BUILD)/rootlock
 	python3 tests/bench/bench_freeze.py $(BUILD)/rootlock
 	python3 tests/bench/bench_base.py $(BUILD)/rootlock
+	python3 tests/bench/bench_push.py $(BUILD)/rootlock
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

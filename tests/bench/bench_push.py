@@ -112,16 +112,15 @@ def main():
                     for kind in ("cold", "warm"):
                         rows.setdefault((name, kind), []).append(timed(argv, env))
         print(f"push of {what}: {size / 1e6:.1f} MB archive, {args.runs} runs each, median")
-        print(f"{'tool':<16} {'row':<6} {'wall s':>8} {'peak MB':>8}  ratio to skopeo")
+        print(f"{'tool':<16} {'row':<6} {'wall s':>8} {'peak MB':>8}  rootlock/skopeo")
         for kind in ("cold", "warm"):
-            medians = {}
+            medians = {name: statistics.median(t for t, _ in rows[(name, kind)])
+                       for name in ("rootlock push", "skopeo copy")}
+            ratio = medians["rootlock push"] / medians["skopeo copy"]
             for name in ("rootlock push", "skopeo copy"):
-                times = [t for t, _ in rows[(name, kind)]]
-                peaks = [m for _, m in rows[(name, kind)]]
-                medians[name] = statistics.median(times)
-                print(f"{name:<16} {kind:<6} {medians[name]:>8.2f} {max(peaks):>8.1f}  "
-                      + (f"{medians['rootlock push'] / medians['skopeo copy']:.2f}x"
-                         if name == "skopeo copy" else ""))
+                peak = max(m for _, m in rows[(name, kind)])
+                print(f"{name:<16} {kind:<6} {medians[name]:>8.2f} {peak:>8.1f}  "
+                      + (f"{ratio:.2f}x" if name == "rootlock push" else ""))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
