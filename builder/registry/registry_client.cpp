@@ -167,11 +167,21 @@ util::Status RegistryClient::authenticate(const std::string& challenge_header,
         start = end + 1;
     }
     index::SendRequest token_request;
-    token_request.method = "GET";
-    token_request.url = with_query(url, query);
     token_request.follow_redirects = true;
-    if (!basic.empty())
-        token_request.headers.emplace_back("Authorization", basic);
+    if (credentials && !credentials->identity_token.empty()) {
+        // `docker login` against a token service keeps a refresh token, not a password: the
+        // OAuth2 form of the auth spec trades it for an access token.
+        token_request.method = "POST";
+        token_request.url = url;
+        token_request.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+        token_request.body = query + "&grant_type=refresh_token&client_id=rootlock&refresh_token=" +
+                             percent_encode(credentials->identity_token);
+    } else {
+        token_request.method = "GET";
+        token_request.url = with_query(url, query);
+        if (!basic.empty())
+            token_request.headers.emplace_back("Authorization", basic);
+    }
     ++m_requests;
     ROOTLOCK_TRY(response, m_http.send(token_request));
     if (response.status == 401 || response.status == 403)

@@ -129,6 +129,27 @@ TEST_SUITE("rootlock::registry") {
               "/token?service=test-registry&scope=repository%3Ademo%3Apull%2Cpush");
     }
 
+    TEST_CASE("an identity token is traded for an access token by the OAuth2 form") {
+        LoopbackServer server;
+        Route v2 = answer(200);
+        v2.require_authorization = "Bearer from-refresh";
+        v2.challenge = "Bearer realm=\"" + server.url("/token") + "\",service=\"reg\"";
+        server.route("/v2/", v2);
+        server.route("POST /token", answer(200, {}, R"({"access_token": "from-refresh"})"));
+        index::HttpClient http(testing::loopback_http_options(1));
+        auto options = plain_options();
+        options.credentials = registry::Credentials{"", "", "refresh-me", "config.json"};
+        registry::RegistryClient client(http, demo_reference(server), options);
+        REQUIRE(client.ping().ok());
+        auto asked = server.requests_for("/token");
+        REQUIRE(asked.size() == 1);
+        CHECK(asked[0].method == "POST");
+        CHECK(asked[0].header("content-type") == "application/x-www-form-urlencoded");
+        CHECK(asked[0].body ==
+              "service=reg&scope=repository%3Ademo%3Apull%2Cpush&grant_type=refresh_token"
+              "&client_id=rootlock&refresh_token=refresh-me");
+    }
+
     TEST_CASE("refused or missing credentials are one network error naming where they came from") {
         LoopbackServer server;
         Route v2 = answer(200);
