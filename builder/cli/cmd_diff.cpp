@@ -1,7 +1,9 @@
 // `rootlock diff A B`: two PEP 751 locks compared by meaning (diff/lock_diff.hpp), printed for a
 // terminal, as JSON or as Markdown; exit 0 when they mean the same, 1 when they differ, 2 when
-// either cannot be read, as diff(1) does. A side that is not a .toml is a root (an OCI image,
-// a rootfs tarball or directory), read as the lock of what it holds (freeze/root_lock.hpp).
+// either cannot be read, as diff(1) does. A side that is a root (an OCI image, a rootfs tarball
+// or directory) is read as the lock of what it holds (freeze/root_lock.hpp).
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -10,6 +12,7 @@
 #include "diff/lock_diff.hpp"
 #include "freeze/root_lock.hpp"
 #include "pylock/pylock.hpp"
+#include "util/atomic_file.hpp"
 
 namespace rootlock::cli {
 
@@ -34,14 +37,32 @@ util::Result<pylock::Lock> read_lock(const std::string& path) {
     return std::move(read.lock);
 }
 
-bool ends_with(const std::string& text, std::string_view suffix) {
-    return text.size() >= suffix.size() &&
-           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+// A root rather than a lock: an OCI image or docker:// reference, a directory, or a file that
+// starts as a tarball does (a compressor's magic, or "ustar" at offset 257). Anything else is
+// read as a lock, whatever its name (locks are not always named *.toml).
+bool is_root(const std::string& path) {
+    if (is_image_input(path))
+        return true;
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        return false;
+    if (S_ISDIR(info.st_mode))
+        return true;
+    auto head = util::read_host_file_prefix(path, 512);
+    if (!head)
+        return false;
+    const std::string_view bytes = *head;
+    for (std::string_view magic :
+         {std::string_view("\x28\xb5\x2f\xfd", 4), std::string_view("\xfd\x37\x7a\x58\x5a\x00", 6),
+          std::string_view("\x1f\x8b", 2), std::string_view("BZh", 3)})
+        if (bytes.substr(0, magic.size()) == magic)
+            return true;
+    return bytes.size() >= 262 && bytes.substr(257, 5) == "ustar";
 }
 
-// A lock file by its name; anything else is a root whose venv and dpkg database are frozen.
+// A lock, or a root whose venv and dpkg database are frozen into one.
 util::Result<pylock::Lock> read_side(const std::string& path, const DiffOptions& options) {
-    if (ends_with(path, ".toml"))
+    if (!is_root(path))
         return read_lock(path);
     InputOptions input_options;
     input_options.platform = options.platform;
