@@ -60,6 +60,12 @@ std::vector<FieldChange> diff_base(const pylock::LockBase& b, const pylock::Lock
     add_field(out, "suite", b.suite, a.suite);
     add_field(out, "mirror", b.mirror, a.mirror);
     add_field(out, "variant", b.variant, a.variant);
+    // A Debian base's lock names its architecture only when it is not amd64.
+    auto architecture = [](const pylock::LockBase& base) {
+        return base.kind == "debian" && base.architecture.empty() ? std::string("amd64")
+                                                                  : base.architecture;
+    };
+    add_field(out, "architecture", architecture(b), architecture(a));
     add_field(out, "include", fmt::format("{}", fmt::join(b.include, " ")),
               fmt::format("{}", fmt::join(a.include, " ")));
     diff_archives(b, a, out);

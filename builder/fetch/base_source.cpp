@@ -103,6 +103,7 @@ bool same_debian_request(const pylock::LockBase& previous, const recipe::DebianB
     std::sort(include.begin(), include.end());
     if (previous.kind != "debian" || previous.debs.empty() || previous.suite != debian.suite ||
         previous.mirror != debian.mirror || previous.variant != debian.variant ||
+        fetch::debian_architecture(previous) != debian.architecture ||
         previous.include != include || previous.archives.size() != archives.size())
         return false;
     for (size_t i = 0; i < archives.size(); ++i) {
@@ -125,7 +126,9 @@ fetch::DebianOptions debian_options(const BaseOptions& options) {
 
 util::Result<AcquiredBase> assembled_base(pylock::LockBase record, const BaseOptions& options,
                                           index::HttpClient& http, index::ContentStore& store) {
-    ROOTLOCK_TRY(path, assemble_debian_base(record, debian_options(options), http, store));
+    fetch::DebianOptions dopts = debian_options(options);
+    dopts.architecture = fetch::debian_architecture(record);
+    ROOTLOCK_TRY(path, assemble_debian_base(record, dopts, http, store));
     AcquiredBase out;
     ROOTLOCK_TRY(tree, open_tarball(path));
     out.tree = std::move(tree);
@@ -136,7 +139,8 @@ util::Result<AcquiredBase> assembled_base(pylock::LockBase record, const BaseOpt
 
 util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const BaseOptions& options,
                                        index::HttpClient& http, index::ContentStore& store) {
-    const fetch::DebianOptions dopts = debian_options(options);
+    fetch::DebianOptions dopts = debian_options(options);
+    dopts.architecture = debian.architecture;
     ROOTLOCK_TRY(archives, debian_archives(debian, dopts));
     pylock::LockBase record;
     if (options.previous != nullptr && !options.upgrade &&

@@ -16,6 +16,7 @@
 #include "debian/release.hpp"
 #include "debian/signature.hpp"
 #include "fetch/debian_archive.hpp"
+#include "fetch/emulation.hpp"
 #include "fs/tar_tree.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
@@ -220,6 +221,8 @@ util::Result<pylock::LockBase> resolve_debian_base(const recipe::DebianBase& deb
     base.suite = debian.suite;
     base.mirror = debian.mirror;
     base.variant = debian.variant;
+    // amd64 is left out, so that every lock made before architectures were named keeps its bytes.
+    base.architecture = debian.architecture == "amd64" ? "" : debian.architecture;
     base.include = debian.include;
     std::sort(base.include.begin(), base.include.end());
     base.archives = archives;
@@ -312,6 +315,10 @@ util::Status fetch_debs(const pylock::LockBase& base, index::HttpClient& http,
             message += "tried " + joined(tried[deb], ", ");
     }
     return util::make_network_error("base.debian", message);
+}
+
+std::string debian_architecture(const pylock::LockBase& base) {
+    return base.architecture.empty() ? "amd64" : base.architecture;
 }
 
 std::string apt_sources(const pylock::LockBase& base) {
@@ -442,6 +449,10 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
     const std::string tarball = store.root() + "/bases/debian-" + key + ".tar";
     if (file_exists(tarball))
         return tarball;
+
+    // A foreign architecture's maintainer scripts need emulation: said before any download.
+    ROOTLOCK_TRY(runnable, check_emulation(options.architecture, base.variant, host_machine()));
+    (void)runnable;
 
     // Step 1 and 2, after the .debs themselves.
     if (auto fetched = fetch_debs(base, http, store, options.offline); !fetched.ok())

@@ -52,6 +52,9 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
                                                const DebianOptions& options,
                                                index::HttpClient& http, index::ContentStore& store);
 
+// The Debian architecture a locked base is for ("amd64" when the lock names none).
+std::string debian_architecture(const pylock::LockBase& base);
+
 // The image's /etc/apt/sources.list for `base`: one "deb" line per archive, with signed-by for
 // archives that bring their own keyring (installed as /etc/apt/keyrings/rootlock-NAME.gpg).
 std::string apt_sources(const pylock::LockBase& base);

@@ -10,12 +10,15 @@
 
 namespace rootlock::image {
 
+// GOARCH names, as the image-spec's platform uses them, for the target's ELF machine name.
 std::string oci_architecture(const std::string& machine) {
     if (machine == "aarch64")
         return "arm64";
     if (machine == "x86_64" || machine.empty())
         return "amd64";
-    return machine;
+    if (machine == "i686")
+        return "386";
+    return machine;  // ppc64le, s390x, riscv64 are GOARCH names too
 }
 
 OciImageSpec oci_spec_of(const pylock::Lock& lock, const std::string& machine,
@@ -23,6 +26,8 @@ OciImageSpec oci_spec_of(const pylock::Lock& lock, const std::string& machine,
     const pylock::LockRootlockData& data = *lock.rootlock;
     OciImageSpec spec;
     spec.run.architecture = oci_architecture(machine);
+    if (spec.run.architecture == "arm64")
+        spec.run.variant = "v8";  // what runtimes match linux/arm64 against (image-index.md)
     // fmt rather than operator+: GCC 12 sees a false -Wrestrict in "literal" + string here.
     spec.run.env.push_back(fmt::format(
         "PATH={}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", data.venv));

@@ -156,6 +156,7 @@ struct LockBase {
     std::string sha256;  // of the tarball; lowercase hex or ""
     std::optional<uint64_t> size;
     std::string suite, mirror, variant;    // debian
+    std::string architecture;              // debian: "" is amd64 (locks before issue 15)
     std::vector<std::string> include;      // debian, sorted
     std::vector<LockDebArchive> archives;  // debian, in priority order (the recipe's mirror first)
     std::vector<LockDeb> debs;             // debian, sorted by (name, architecture)

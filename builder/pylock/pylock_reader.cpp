@@ -456,7 +456,7 @@ void read_target(Reader& r, const View& view, LockTarget& target) {
 
 void read_base(Reader& r, const View& view, LockBase& base) {
     r.check_keys(view, {"kind", "url", "path", "sha256", "size", "suite", "mirror", "variant",
-                        "include", "archives", "debs"});
+                        "architecture", "include", "archives", "debs"});
     if (auto kind = r.string(view, "kind", true)) {
         if (*kind != "tarball" && *kind != "debian")
             r.add(*view.table.get("kind"), view.key_path("kind") + " " + quoted(*kind) +
@@ -475,6 +475,7 @@ void read_base(Reader& r, const View& view, LockBase& base) {
     base.suite = r.string(view, "suite", false).value_or("");
     base.mirror = r.string(view, "mirror", false).value_or("");
     base.variant = r.string(view, "variant", false).value_or("");
+    base.architecture = r.string(view, "architecture", false).value_or("");
     base.include = r.strings(view, "include", false);
     for (const View& entry : r.tables(view, "archives", false)) {
         r.check_keys(entry, {"name", "url", "suite", "components", "date", "snapshot", "keyring",

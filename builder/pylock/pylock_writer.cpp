@@ -260,6 +260,7 @@ void write_tool(std::string& out, const LockRootlockData& data) {
         write_optional(out, "suite", base.suite);
         write_optional(out, "mirror", base.mirror);
         write_optional(out, "variant", base.variant);
+        write_optional(out, "architecture", base.architecture);
         if (!base.include.empty())
             line(out, "include", toml_string_array(base.include));
         if (!base.archives.empty()) {

@@ -199,8 +199,8 @@ void read_debian_archives(TableReader& r, DebianBase& debian) {
 }
 
 void read_debian(TableReader& r, DebianBase& debian) {
-    r.check_keys(
-        {"suite", "mirror", "variant", "include", "components", "keyring", "snapshot", "archives"});
+    r.check_keys({"suite", "mirror", "variant", "arch", "include", "components", "keyring",
+                  "snapshot", "archives"});
     Position at;
     if (auto suite = r.string("suite", true, &at)) {
         if (!is_kebab_case(*suite))
@@ -219,6 +219,13 @@ void read_debian(TableReader& r, DebianBase& debian) {
                                 " is not an mmdebstrap variant (extract, custom, essential, apt, "
                                 "required, minbase, buildd, important, debootstrap, standard)");
         debian.variant = *variant;
+    }
+    if (auto arch = r.string("arch", false, &at)) {
+        if (!is_debian_architecture(*arch))
+            r.out().add(at, "base.debian.arch " + quoted(*arch) +
+                                " is not a Debian architecture with manylinux wheels (amd64, "
+                                "arm64, i386, ppc64el, s390x, armhf, armel)");
+        debian.architecture = *arch;
     }
     for (auto& [package, package_at] : r.strings("include")) {
         if (!is_debian_include(package))

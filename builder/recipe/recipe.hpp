@@ -32,9 +32,12 @@ struct DebianArchive {
 
 // A Debian base: resolved at lock time into exact .debs, assembled with mmdebstrap from them.
 struct DebianBase {
-    std::string suite;                 // e.g. "bookworm"
-    std::string mirror;                // empty: mmdebstrap's default mirror
-    std::string variant = "minbase";   // an mmdebstrap variant
+    std::string suite;                // e.g. "bookworm"
+    std::string mirror;               // empty: mmdebstrap's default mirror
+    std::string variant = "minbase";  // an mmdebstrap variant
+    // The Debian architecture of the root ("amd64", "arm64"); a foreign one needs qemu-user for
+    // every variant but extract (fetch/emulation.hpp says what to enable).
+    std::string architecture = "amd64";
     std::vector<std::string> include;  // extra Debian packages, "name" or "name=version"
     std::vector<std::string> components{"main"};
     std::string keyring;   // the primary archive's keyring; "" = Debian's archive keyring

@@ -179,6 +179,12 @@ bool is_soname(std::string_view text) {
            text.find(".so") > 0;
 }
 
+bool is_debian_architecture(std::string_view text) {
+    static constexpr std::array<std::string_view, 7> k_architectures = {
+        "amd64", "arm64", "i386", "ppc64el", "s390x", "armhf", "armel"};
+    return std::find(k_architectures.begin(), k_architectures.end(), text) != k_architectures.end();
+}
+
 bool is_debian_variant(std::string_view text) {
     static constexpr std::array<std::string_view, 11> k_variants = {
         "extract", "custom",    "essential",   "apt",      "required", "minbase",

@@ -43,6 +43,9 @@ bool is_env_name(std::string_view text);
 bool is_soname(std::string_view text);
 // One of mmdebstrap's variants.
 bool is_debian_variant(std::string_view text);
+// A Debian architecture whose Python wheels PEP 600 tags: amd64, arm64, i386, ppc64el, s390x,
+// armhf, armel.
+bool is_debian_architecture(std::string_view text);
 // Ends in .tar.zst, .tar.xz, .tar.gz or .tar.
 bool has_image_suffix(std::string_view text);
 

@@ -354,7 +354,21 @@ TEST_SUITE("rootlock::diff") {
             {"suite", "", "bookworm"},
             {"mirror", "", "http://deb.debian.org/debian"},
             {"variant", "", "minbase"},
+            {"architecture", "", "amd64"},
             {"include", "", "python3 libgomp1"}};
+        CHECK(diff::diff_locks(before, after).base == expected);
+    }
+
+    TEST_CASE("a Debian base's architecture: unnamed is amd64, arm64 is a change") {
+        pylock::Lock before = ours();
+        before.rootlock->base = pylock::LockBase{};
+        before.rootlock->base.kind = "debian";
+        before.rootlock->base.suite = "bookworm";
+        pylock::Lock after = before;
+        after.rootlock->base.architecture = "amd64";
+        CHECK(diff::diff_locks(before, after).base.empty());
+        after.rootlock->base.architecture = "arm64";
+        const std::vector<diff::FieldChange> expected{{"architecture", "amd64", "arm64"}};
         CHECK(diff::diff_locks(before, after).base == expected);
     }
 

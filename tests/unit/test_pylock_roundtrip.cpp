@@ -172,6 +172,7 @@ pylock::LockRootlockData random_tool(Random& r) {
     data.base.suite = r.text();
     data.base.mirror = r.text();
     data.base.variant = r.text();
+    data.base.architecture = r.coin() ? r.text() : "";
     data.base.include = r.texts(3);
     for (std::size_t i = r.below(3); i > 0; --i)
         data.indexes.push_back(pylock::LockIndex{r.text(), r.text(), r.texts(3)});
@@ -252,6 +253,7 @@ TEST_SUITE("rootlock::pylock") {
                              "bookworm",
                              "http://deb.debian.org/debian",
                              "minbase",
+                             "arm64",
                              {"ca-certificates", "python3=3.11.2-1+b1"},
                              {{"debian",
                                "http://deb.debian.org/debian",

@@ -273,6 +273,11 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
               "r.toml:4:22: base.debian.variant \"tiny\" is not an mmdebstrap variant (extract, "
               "custom, essential, apt, required, minbase, buildd, important, debootstrap, "
               "standard)"}},
+            {"a debian architecture that is not one (uname's name, not Debian's)",
+             "[image]\nname = \"demo\"\n[base]\ndebian = { suite = \"bookworm\", arch = "
+             "\"aarch64\" }\n[python]\nversion = \"3.11\"\n",
+             {"r.toml:4:39: base.debian.arch \"aarch64\" is not a Debian architecture with "
+              "manylinux wheels (amd64, arm64, i386, ppc64el, s390x, armhf, armel)"}},
             {"debian archives, includes and keys that are not what they should be",
              "[image]\nname = \"demo\"\n[base]\n[base.debian]\nsuite = \"bookworm\"\n"
              "include = [\"python3=\", \"Bad\"]\ncomponents = []\nsnapshot = \"ftp://x\"\n"
@@ -528,6 +533,7 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
         CHECK(recipe.base.debian->suite == "bookworm");
         CHECK(recipe.base.debian->mirror.empty());
         CHECK(recipe.base.debian->variant == "minbase");
+        CHECK(recipe.base.debian->architecture == "amd64");
         CHECK(recipe.base.debian->include.empty());
         CHECK_FALSE(recipe.base.tarball.has_value());
         CHECK(recipe.python.venv == "/opt/venv");
