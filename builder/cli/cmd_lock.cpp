@@ -1,8 +1,10 @@
-// `rootlock lock RECIPE`: resolve the recipe for its declared target, prove the closure of base
-// plus wheels, and write the PEP 751 lock atomically; `--check` only says whether the lock is
-// still the recipe's. Exit codes: 0 locked, 1 closure failed or lock stale, 2 bad input, 3 network.
+// `rootlock lock RECIPE`: resolve the recipe for its declared target (one lock per architecture
+// it names), prove the closure of base plus wheels, and write the PEP 751 lock atomically;
+// `--check` only says whether the lock is still the recipe's. Exit codes: 0 locked, 1 closure
+// failed or lock stale, 2 bad input, 3 network; over several architectures, the worst.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -17,6 +19,7 @@
 #include "pylock/pylock.hpp"
 #include "python/metadata.hpp"
 #include "recipe/recipe.hpp"
+#include "recipe/recipe_architectures.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 #include "util/quote.hpp"
@@ -55,18 +58,18 @@ std::string recipe_relative_to_lock(const std::string& recipe, const std::string
 
 // One line per yanked wheel chosen and per direct requirement that is not at its newest: a
 // lock never takes a yanked file or an older version than asked in silence.
-void warn_about_choices(const lock::LockOutcome& outcome) {
+void warn_about_choices(const lock::LockOutcome& outcome, const std::string& tag) {
     for (const auto& yanked : outcome.yanked) {
         std::string pins;
         for (const auto& pin : yanked.pins)
             pins += (pins.empty() ? "" : "; ") + pin;
-        fmt::print(stderr, "rootlock: warning: {} {} is yanked ({}), chosen because {}\n",
+        fmt::print(stderr, "rootlock: warning: {}{} {} is yanked ({}), chosen because {}\n", tag,
                    yanked.name, yanked.version,
                    yanked.reason.empty() ? "no reason given" : util::quote(yanked.reason),
                    pins.empty() ? "an exact pin selects it" : pins);
     }
     for (const auto& downgrade : outcome.downgrades)
-        fmt::print(stderr, "rootlock: warning: {}: locked {}, not the newest {}: {}\n",
+        fmt::print(stderr, "rootlock: warning: {}{}: locked {}, not the newest {}: {}\n", tag,
                    downgrade.name, python::to_string(downgrade.chosen),
                    python::to_string(downgrade.newest), downgrade.why);
 }
@@ -88,50 +91,189 @@ void add_choices_json(nlohmann::ordered_json& out, const lock::LockOutcome& outc
                                      {"why", downgrade.why}});
 }
 
-int run_lock_check(const LockCliOptions& options, const std::string& recipe_text) {
-    auto text = util::read_host_file(options.output);
+// One lock to make: the recipe of one architecture and the lock's path.
+struct LockJob {
+    const recipe::Recipe* recipe = nullptr;
+    std::string architecture;  // "" when the recipe names one: its messages then name none
+    std::string output;
+};
+
+// A message about one architecture of several starts with it: "arm64: ...".
+std::string tagged(const LockJob& job, const std::string& message) {
+    return job.architecture.empty() ? message : job.architecture + ": " + message;
+}
+
+int fail_job(const LockJob& job, const util::Error& error) {
+    const std::string text = tagged(job, error.text());
+    return error.kind == util::ErrorKind::network ? fail_io(text) : fail_usage(text);
+}
+
+// The locks of a recipe: one at `output` (or the default path), or with several architectures
+// one per architecture, "-ARCH" in each path, in the recipe's order.
+std::vector<LockJob> lock_jobs(const std::vector<recipe::Recipe>& recipes,
+                               const std::string& output) {
+    const std::string path =
+        output.empty() ? default_lock_path(recipes.front().image.name) : output;
+    std::vector<LockJob> jobs;
+    for (const auto& recipe : recipes) {
+        LockJob job;
+        job.recipe = &recipe;
+        job.output = path;
+        if (recipes.size() > 1) {
+            job.architecture = recipe.base.debian->architecture;
+            job.output = lock_path_for_architecture(path, job.architecture);
+        }
+        jobs.push_back(std::move(job));
+    }
+    return jobs;
+}
+
+int run_lock_check(const LockCliOptions& options, const LockJob& job,
+                   const std::string& recipe_text) {
+    auto text = util::read_host_file(job.output);
     if (!text.ok())
-        return fail_usage(text.error().text() + " (no lock to check: run 'rootlock lock " +
-                          options.recipe + "')");
-    auto lock = pylock::read_pylock(*text, options.output);
+        return fail_usage(tagged(job, text.error().text() +
+                                          " (no lock to check: run 'rootlock lock " +
+                                          options.recipe + "')"));
+    auto lock = pylock::read_pylock(*text, job.output);
     if (!lock.ok())
-        return fail_usage(lock.error().text());
+        return fail_usage(tagged(job, lock.error().text()));
     if (!lock->rootlock.has_value()) {
-        fmt::print(stderr, "rootlock: {} was not written by rootlock: it records no recipe\n",
-                   options.output);
+        fmt::print(stderr, "rootlock: {}\n",
+                   tagged(job, job.output + " was not written by rootlock: it records no recipe"));
         return k_exit_problems;
     }
     if (lock->rootlock->recipe_sha256 != lock::recipe_digest(recipe_text)) {
-        fmt::print(
-            stderr,
-            "rootlock: {} is stale: {} changed after it was locked (run 'rootlock lock {}')\n",
-            options.output, options.recipe, options.recipe);
+        fmt::print(stderr, "rootlock: {}\n",
+                   tagged(job, fmt::format("{} is stale: {} changed after it was locked (run "
+                                           "'rootlock lock {}')",
+                                           job.output, options.recipe, options.recipe)));
         return k_exit_problems;
     }
-    fmt::print("{} is up to date with {}\n", options.output, options.recipe);
+    fmt::print("{} is up to date with {}\n", job.output, options.recipe);
     return k_exit_ok;
 }
 
-int run_lock_command(const LockCliOptions& options_in) {
-    LockCliOptions options = options_in;
+nlohmann::ordered_json outcome_json(const LockJob& job, const lock::LockOutcome& outcome,
+                                    bool written) {
+    const auto& report = outcome.report;
+    const auto& stats = outcome.stats;
+    nlohmann::ordered_json out;
+    if (!job.architecture.empty())
+        out["architecture"] = job.architecture;
+    out["ok"] = report.ok;
+    out["written"] = written;
+    out["lock"] = job.output;
+    out["target"] = outcome.target_summary;
+    out["packages"] = stats.packages;
+    out["objects"] = report.objects;
+    out["problems"] = nlohmann::ordered_json::array();
+    for (const auto& problem : report.problems)
+        out["problems"].push_back(check::to_json(problem));
+    add_choices_json(out, outcome);
+    out["stats"] = {{"resolver_steps", stats.resolver_steps},
+                    {"backtracks", stats.backtracks},
+                    {"pages_fetched", stats.pages_fetched},
+                    {"pages_revalidated", stats.pages_revalidated},
+                    {"pages_from_cache", stats.pages_from_cache},
+                    {"metadata_fetched", stats.metadata_fetched},
+                    {"wheels_downloaded", stats.wheels_downloaded},
+                    {"wheels_scanned", stats.wheels_scanned},
+                    {"scans_from_cache", stats.scans_from_cache},
+                    {"http_requests", stats.http_requests}};
+    out["timings_ms"] = {{"base", stats.base_ms},
+                         {"resolve", stats.resolve_ms},
+                         {"fetch", stats.fetch_ms},
+                         {"check", stats.check_ms}};
+    return out;
+}
+
+// One architecture's lock made, written when the closure holds, and reported. With `collected`
+// (--json over several architectures) the JSON goes there, an error as {"error": ...}, and the
+// caller prints them all as one array.
+int run_one_lock(const LockCliOptions& options, const LockJob& job, lock::LockOptions lock_options,
+                 nlohmann::ordered_json* collected) {
+    auto fail = [&](const util::Error& error) {
+        if (collected != nullptr)
+            *collected = {{"architecture", job.architecture},
+                          {"ok", false},
+                          {"written", false},
+                          {"lock", job.output},
+                          {"error", error.text()}};
+        return fail_job(job, error);
+    };
+    lock_options.recipe_record = recipe_relative_to_lock(options.recipe, job.output);
+    if (auto previous_text = util::read_host_file(job.output); previous_text.ok()) {
+        auto previous = pylock::read_pylock(*previous_text, job.output);
+        if (previous.ok())
+            lock_options.previous = std::move(*previous);
+        else
+            fmt::print(stderr, "rootlock: warning: {}\n",
+                       tagged(job, "ignoring the existing lock: " + previous.error().text()));
+    }
+    const recipe::Recipe& recipe = *job.recipe;
+    auto outcome = lock::make_lock(recipe, lock_options);
+    if (!outcome.ok())
+        return fail(outcome.error());
+    const auto& report = outcome->report;
+    warn_about_choices(*outcome, job.architecture.empty() ? "" : job.architecture + ": ");
+    const bool write = report.ok || options.allow_broken;
+    if (write) {
+        auto written = util::write_file_atomically(job.output, outcome->text);
+        if (!written.ok())
+            return fail(written.error());
+    }
+
+    if (options.json) {
+        nlohmann::ordered_json out = outcome_json(job, *outcome, write);
+        if (collected != nullptr)
+            *collected = std::move(out);
+        else
+            fmt::print("{}\n", util::json_text(out, 2));
+    } else {
+        Style style(stdout);
+        const std::string name = job.architecture.empty()
+                                     ? recipe.image.name
+                                     : recipe.image.name + " (" + job.architecture + ")";
+        if (!report.ok || !report.problems.empty())
+            fmt::print("{}", render_report(report, name, style));
+        if (write) {
+            fmt::print("{} {} packages for {} -> {}\n",
+                       report.ok ? style.green("locked") : style.yellow("locked (broken)"),
+                       outcome->stats.packages, outcome->target_summary, job.output);
+        } else {
+            fmt::print(stderr, "rootlock: {}\n",
+                       tagged(job,
+                              "no lock written: the closure check of base plus wheels "
+                              "failed (--allow-broken writes it with the problems "
+                              "recorded)"));
+        }
+    }
+    return write ? k_exit_ok : k_exit_problems;
+}
+
+int run_lock_command(const LockCliOptions& options) {
     auto parsed = recipe::parse_recipe_file(options.recipe);
     if (!parsed.errors.empty()) {
         for (const auto& error : parsed.errors)
             fmt::print(stderr, "rootlock: {}\n", error.text());
         return k_exit_usage;
     }
-    const recipe::Recipe& recipe = *parsed.recipe;
     auto recipe_text = util::read_host_file(options.recipe);
     if (!recipe_text.ok())
         return fail_usage(recipe_text.error().text());
-    if (options.output.empty())
-        options.output = "lockfiles/pylock." + recipe.image.name + ".toml";
-    if (options.check)
-        return run_lock_check(options, *recipe_text);
+    const std::vector<recipe::Recipe> recipes = recipe::expand_architectures(*parsed.recipe);
+    const std::vector<LockJob> jobs = lock_jobs(recipes, options.output);
+    // Every architecture is tried; the exit code is the worst (0 < 1 < 2 < 3).
+    int worst = k_exit_ok;
+    if (options.check) {
+        for (const auto& job : jobs)
+            worst = std::max(worst, run_lock_check(options, job, *recipe_text));
+        return worst;
+    }
 
     lock::LockOptions lock_options;
     lock_options.recipe_path = options.recipe;
-    lock_options.recipe_record = recipe_relative_to_lock(options.recipe, options.output);
     lock_options.recipe_text = *recipe_text;
     lock_options.cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
     lock_options.offline = options.offline;
@@ -144,14 +286,6 @@ int run_lock_command(const LockCliOptions& options_in) {
         if (end == nullptr || *end != '\0')
             return fail_usage(std::string("SOURCE_DATE_EPOCH: not a number of seconds: ") + epoch);
         lock_options.source_date_epoch = value;
-    }
-    if (auto previous_text = util::read_host_file(options.output); previous_text.ok()) {
-        auto previous = pylock::read_pylock(*previous_text, options.output);
-        if (previous.ok())
-            lock_options.previous = std::move(*previous);
-        else
-            fmt::print(stderr, "rootlock: warning: ignoring the existing lock: {}\n",
-                       previous.error().text());
     }
     lock_options.http.max_parallel = options.jobs;
     lock_options.http.stall_timeout_ms = static_cast<long>(options.timeout * 1000);
@@ -168,61 +302,18 @@ int run_lock_command(const LockCliOptions& options_in) {
         };
     }
 
-    auto outcome = lock::make_lock(recipe, lock_options);
-    if (!outcome.ok())
-        return fail_with(outcome.error());
-    const auto& report = outcome->report;
-    warn_about_choices(*outcome);
-    const bool write = report.ok || options.allow_broken;
-    if (write) {
-        auto written = util::write_file_atomically(options.output, outcome->text);
-        if (!written.ok())
-            return fail_usage(written.error().text());
+    // --json over several architectures: one array, an object per architecture in order.
+    const bool collect = options.json && jobs.size() > 1;
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& job : jobs) {
+        nlohmann::ordered_json one;
+        worst = std::max(worst, run_one_lock(options, job, lock_options, collect ? &one : nullptr));
+        if (collect)
+            all.push_back(std::move(one));
     }
-
-    const auto& stats = outcome->stats;
-    if (options.json) {
-        nlohmann::ordered_json out;
-        out["ok"] = report.ok;
-        out["written"] = write;
-        out["lock"] = options.output;
-        out["target"] = outcome->target_summary;
-        out["packages"] = stats.packages;
-        out["objects"] = report.objects;
-        out["problems"] = nlohmann::ordered_json::array();
-        for (const auto& problem : report.problems)
-            out["problems"].push_back(check::to_json(problem));
-        add_choices_json(out, *outcome);
-        out["stats"] = {{"resolver_steps", stats.resolver_steps},
-                        {"backtracks", stats.backtracks},
-                        {"pages_fetched", stats.pages_fetched},
-                        {"pages_revalidated", stats.pages_revalidated},
-                        {"pages_from_cache", stats.pages_from_cache},
-                        {"metadata_fetched", stats.metadata_fetched},
-                        {"wheels_downloaded", stats.wheels_downloaded},
-                        {"wheels_scanned", stats.wheels_scanned},
-                        {"scans_from_cache", stats.scans_from_cache},
-                        {"http_requests", stats.http_requests}};
-        out["timings_ms"] = {{"base", stats.base_ms},
-                             {"resolve", stats.resolve_ms},
-                             {"fetch", stats.fetch_ms},
-                             {"check", stats.check_ms}};
-        fmt::print("{}\n", util::json_text(out, 2));
-    } else {
-        Style style(stdout);
-        if (!report.ok || !report.problems.empty())
-            fmt::print("{}", render_report(report, recipe.image.name, style));
-        if (write) {
-            fmt::print("{} {} packages for {} -> {}\n",
-                       report.ok ? style.green("locked") : style.yellow("locked (broken)"),
-                       stats.packages, outcome->target_summary, options.output);
-        } else {
-            fmt::print(stderr,
-                       "rootlock: no lock written: the closure check of base plus wheels failed "
-                       "(--allow-broken writes it with the problems recorded)\n");
-        }
-    }
-    return write ? k_exit_ok : k_exit_problems;
+    if (collect)
+        fmt::print("{}\n", util::json_text(all, 2));
+    return worst;
 }
 
 }  // namespace
@@ -235,7 +326,8 @@ void register_lock(CLI::App& app, std::function<int()>& run) {
         "proving the closure of base plus wheels");
     command->add_option("recipe", options->recipe, "The recipe (TOML)")->required();
     command->add_option("-o,--output", options->output,
-                        "The lock to write (default: lockfiles/pylock.<name>.toml)");
+                        "The lock to write (default: lockfiles/pylock.<name>.toml; a recipe of "
+                        "several architectures writes one each, -ARCH before .toml)");
     command->add_option("--cache-dir", options->cache_dir,
                         "Download cache (default: $ROOTLOCK_CACHE_DIR, $XDG_CACHE_HOME/rootlock "
                         "or ~/.cache/rootlock)");

@@ -63,6 +63,21 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root) {
     return util::make_error(root, "not a directory or a tarball");
 }
 
+std::string default_lock_path(std::string_view image_name) {
+    return "lockfiles/pylock." + std::string(image_name) + ".toml";
+}
+
+std::string lock_path_for_architecture(std::string_view path, std::string_view architecture) {
+    constexpr std::string_view k_suffix = ".toml";
+    const std::string tag = "-" + std::string(architecture);
+    if (path.size() > k_suffix.size() && path.ends_with(k_suffix)) {
+        const std::string_view stem = path.substr(0, path.size() - k_suffix.size());
+        if (stem.back() != '/')  // "x/.toml" is a file name, not a suffix
+            return std::string(stem) + tag + std::string(k_suffix);
+    }
+    return std::string(path) + tag;
+}
+
 std::vector<std::string> split_list(std::string_view text) {
     std::vector<std::string> out;
     std::string current;

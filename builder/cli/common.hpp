@@ -38,6 +38,14 @@ util::Result<std::unique_ptr<fs::FileTree>> open_root(const std::string& root);
 // ~/.cache/rootlock (lock and build share it).
 std::string default_cache_dir();
 
+// Where `lock` writes a recipe's lock, and `build RECIPE` looks for it:
+// "lockfiles/pylock.<name>.toml".
+std::string default_lock_path(std::string_view image_name);
+
+// The lock of one architecture of a recipe that names several: "-ARCH" before a trailing
+// ".toml" ("x/pylock.demo.toml" -> "x/pylock.demo-arm64.toml"), else at the end.
+std::string lock_path_for_architecture(std::string_view path, std::string_view architecture);
+
 // "x86-64-v3,x86-64-v2" (or colon-separated) as a list, empty items dropped.
 std::vector<std::string> split_list(std::string_view text);
 

@@ -63,10 +63,21 @@ SuiteOf suites(const pylock::LockBase& base) {
     return out;
 }
 
-DebsByKey by_key(const pylock::LockBase& base) {
+// A Debian base's architecture: the lock names none for amd64.
+std::string base_architecture(const pylock::LockBase& base) {
+    return base.kind == "debian" && base.architecture.empty() ? std::string("amd64")
+                                                              : base.architecture;
+}
+
+// By (name, architecture); a .deb of the base's own architecture keyed as `native_as` when set
+// (the other base's architecture), so that libc6:amd64 and libc6:arm64 pair across two bases.
+DebsByKey by_key(const pylock::LockBase& base, const std::string& native_as) {
+    const std::string native = base_architecture(base);
     DebsByKey out;
-    for (const auto& deb : base.debs)
-        out[{deb.name, deb.architecture}].push_back(&deb);
+    for (const auto& deb : base.debs) {
+        const bool renamed = !native_as.empty() && deb.architecture == native;
+        out[{deb.name, renamed ? native_as : deb.architecture}].push_back(&deb);
+    }
     return out;
 }
 
@@ -82,7 +93,8 @@ std::string suite_of(const SuiteOf& table, const std::string& archive) {
 DebChange start_change(DebChangeKind kind, const pylock::LockDeb* b, const SuiteOf& sb,
                        const pylock::LockDeb* a, const SuiteOf& sa) {
     DebChange change;
-    const pylock::LockDeb& any = b != nullptr ? *b : *a;
+    // A pair across two architectures is named by what it is now (B's).
+    const pylock::LockDeb& any = b != nullptr && a == nullptr ? *b : *a;
     change.name = any.name;
     change.architecture = any.architecture;
     change.kind = kind;
@@ -123,6 +135,8 @@ void diff_key(const std::vector<const pylock::LockDeb*>& before, const SuiteOf& 
         }
         if (paired == nullptr)
             left_before.push_back(b);
+        else if (b->architecture != paired->architecture)
+            continue;  // one version built for two architectures: other bytes, other pool file
         else if (b->sha256 != paired->sha256)
             out.push_back(start_change(DebChangeKind::rebuilt, b, sb, paired, sa));
         else if (b->archive != paired->archive || b->filename != paired->filename)
@@ -163,8 +177,14 @@ void diff_archives(const pylock::LockBase& before, const pylock::LockBase& after
 }
 
 std::vector<DebChange> diff_debs(const pylock::LockBase& before, const pylock::LockBase& after) {
-    const DebsByKey b = by_key(before);
-    const DebsByKey a = by_key(after);
+    // Bases of two architectures (an amd64 and an arm64 lock of one recipe): their own .debs
+    // pair by name; the architecture change itself is the base's "architecture" field.
+    const std::string arch_before = base_architecture(before);
+    const std::string arch_after = base_architecture(after);
+    const bool across =
+        before.kind == "debian" && after.kind == "debian" && arch_before != arch_after;
+    const DebsByKey b = by_key(before, across ? arch_after : "");
+    const DebsByKey a = by_key(after, "");
     const SuiteOf sb = suites(before);
     const SuiteOf sa = suites(after);
     std::set<Key> keys;

@@ -18,7 +18,9 @@ void diff_archives(const pylock::LockBase& before, const pylock::LockBase& after
 
 // The .debs of both bases by (name, architecture). Entries of one key pair equal versions (by
 // dpkg) first; a single leftover on each side is an upgrade or a downgrade, anything else is
-// removed or added.
+// removed or added. Between bases of two architectures, a .deb of A's own architecture is keyed
+// as B's: the same version on both is then no change (neither rebuilt nor moved), and a change
+// names B's architecture.
 std::vector<DebChange> diff_debs(const pylock::LockBase& before, const pylock::LockBase& after);
 
 }  // namespace rootlock::diff

@@ -439,6 +439,12 @@ void count_work(const LockRun& run, const pylock::Lock& lock, LockStats& stats) 
 }  // namespace
 
 util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOptions& options) {
+    // One lock, one target: a recipe of several architectures is expanded by the caller.
+    if (recipe.base.debian.has_value() && recipe.base.debian->architectures.size() > 1)
+        return util::make_error(options.recipe_path,
+                                "names " +
+                                    std::to_string(recipe.base.debian->architectures.size()) +
+                                    " architectures; a lock is made for one of them at a time");
     LockRun run(recipe, options);
     LockOutcome outcome;
     auto timed = [](double& into, auto&& step) {

@@ -80,7 +80,9 @@ util::Result<std::vector<std::string>> root_requirements(const recipe::Recipe& r
 std::string recipe_digest(std::string_view recipe_text);
 
 // Runs the whole pipeline. Errors are input errors (exit 2) or network errors (exit 3); a closure
-// that fails is not an error: the outcome's report says so, and the caller decides.
+// that fails is not an error: the outcome's report says so, and the caller decides. The recipe
+// names one architecture (recipe::expand_architectures makes such recipes of one naming several;
+// one naming several is an input error here).
 util::Result<LockOutcome> make_lock(const recipe::Recipe& recipe, const LockOptions& options);
 
 }  // namespace rootlock::lock

@@ -198,6 +198,57 @@ void read_debian_archives(TableReader& r, DebianBase& debian) {
     }
 }
 
+void check_architecture(Collector& out, Position at, const std::string& arch) {
+    if (!is_debian_architecture(arch))
+        out.add(at, "base.debian.arch " + quoted(arch) +
+                        " is not a Debian architecture with manylinux wheels (amd64, arm64, i386, "
+                        "ppc64el, s390x, armhf, armel)");
+}
+
+// `arch`: one architecture, or a non-empty array of distinct ones (one lock each).
+void read_architectures(TableReader& r, DebianBase& debian) {
+    const toml::node* node = r.table().get("arch");
+    if (node == nullptr)
+        return;
+    if (const auto* value = node->as_string()) {
+        check_architecture(r.out(), position_of(node->source()), value->get());
+        debian.architecture = value->get();
+        debian.architectures = {value->get()};
+        return;
+    }
+    const auto* array = node->as_array();
+    if (array == nullptr) {
+        r.out().add(*node, "base.debian.arch: expected a string or an array of strings, found " +
+                               type_phrase(node->type()));
+        return;
+    }
+    if (array->empty()) {
+        r.out().add(*node, "base.debian.arch is empty (leave it out for amd64)");
+        return;
+    }
+    std::vector<std::string> architectures;
+    for (std::size_t i = 0; i < array->size(); ++i) {
+        const toml::node& element = *array->get(i);
+        const auto* value = element.as_string();
+        if (value == nullptr) {
+            r.out().add(element, "base.debian.arch[" + std::to_string(i) +
+                                     "]: expected a string, found " + type_phrase(element.type()));
+            continue;
+        }
+        const Position at = position_of(element.source());
+        check_architecture(r.out(), at, value->get());
+        if (std::find(architectures.begin(), architectures.end(), value->get()) !=
+            architectures.end())
+            r.out().add(at, "base.debian.arch " + quoted(value->get()) + " is listed twice");
+        else
+            architectures.push_back(value->get());
+    }
+    if (!architectures.empty()) {
+        debian.architecture = architectures.front();
+        debian.architectures = std::move(architectures);
+    }
+}
+
 void read_debian(TableReader& r, DebianBase& debian) {
     r.check_keys({"suite", "mirror", "variant", "arch", "include", "components", "keyring",
                   "snapshot", "archives"});
@@ -220,13 +271,7 @@ void read_debian(TableReader& r, DebianBase& debian) {
                                 "required, minbase, buildd, important, debootstrap, standard)");
         debian.variant = *variant;
     }
-    if (auto arch = r.string("arch", false, &at)) {
-        if (!is_debian_architecture(*arch))
-            r.out().add(at, "base.debian.arch " + quoted(*arch) +
-                                " is not a Debian architecture with manylinux wheels (amd64, "
-                                "arm64, i386, ppc64el, s390x, armhf, armel)");
-        debian.architecture = *arch;
-    }
+    read_architectures(r, debian);
     for (auto& [package, package_at] : r.strings("include")) {
         if (!is_debian_include(package))
             r.out().add(package_at, "base.debian.include " + quoted(package) +

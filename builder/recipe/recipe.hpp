@@ -38,6 +38,10 @@ struct DebianBase {
     // The Debian architecture of the root ("amd64", "arm64"); a foreign one needs qemu-user for
     // every variant but extract (fetch/emulation.hpp says what to enable).
     std::string architecture = "amd64";
+    // Every architecture the recipe names (`arch = ["amd64", "arm64"]`), in its order, distinct;
+    // `architecture` is the first. A lock is made for one: expand_architectures()
+    // (recipe_architectures.hpp) gives one recipe per entry, each naming only its own.
+    std::vector<std::string> architectures{"amd64"};
     std::vector<std::string> include;  // extra Debian packages, "name" or "name=version"
     std::vector<std::string> components{"main"};
     std::string keyring;   // the primary archive's keyring; "" = Debian's archive keyring

@@ -82,6 +82,18 @@ TEST_SUITE("lock") {
         CHECK(lock::matches_pattern("**", "x"));
     }
 
+    TEST_CASE("a recipe of several architectures is refused: a lock is made for one") {
+        auto recipe = shipped("demo.toml");
+        REQUIRE(recipe.base.debian.has_value());
+        recipe.base.debian->architectures = {"amd64", "arm64"};
+        lock::LockOptions options;
+        options.recipe_path = "recipes/demo.toml";
+        auto outcome = lock::make_lock(recipe, options);
+        REQUIRE_FALSE(outcome.ok());
+        CHECK(outcome.error().text() ==
+              "recipes/demo.toml: names 2 architectures; a lock is made for one of them at a time");
+    }
+
     TEST_CASE("the recipe digest changes with any byte of the recipe") {
         CHECK(lock::recipe_digest("a") != lock::recipe_digest("a\n"));
         CHECK(lock::recipe_digest("") ==
