@@ -234,6 +234,14 @@ void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& 
             candidates.insert(it->second.begin(), it->second.end());
         }
         problem.fields["candidates"] = sorted_array(candidates);
+        if (auto it = scan.foreign_by_name.find(soname); it != scan.foreign_by_name.end()) {
+            std::set<std::pair<std::string, std::string>> skipped(it->second.begin(),
+                                                                  it->second.end());
+            nlohmann::ordered_json list = nlohmann::ordered_json::array();
+            for (const auto& [path, machine] : skipped)
+                list.push_back({{"path", path}, {"machine", machine}});
+            problem.fields["wrong_machine"] = std::move(list);
+        }
         if (!in_context)
             problem.fields["context"] = "standalone";
         problems.push_back(std::move(problem));

@@ -97,6 +97,11 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
                 continue;
             if (info.elf_class != target.elf_class || info.machine != target.machine) {
                 ++scan.foreign;
+                const std::string what =
+                    elf::machine_name(info.machine) + " " + elf::class_name(info.elf_class);
+                scan.foreign_by_name[fs::basename(path)].emplace_back(path, what);
+                if (!info.soname.empty() && info.soname != fs::basename(path))
+                    scan.foreign_by_name[info.soname].emplace_back(path, what);
                 continue;
             }
             if (!info.soname.empty())

@@ -28,6 +28,9 @@ struct Scan {
     std::map<std::string, std::vector<std::string>> by_soname;     // soname -> paths
     std::map<std::string, std::vector<std::string>> by_filename;   // file name -> paths
     size_t foreign = 0;  // objects of another class or machine, not checked
+    // Those objects by soname and by file name -> (path, "x86_64 ELF64"): ld.so skips such a
+    // file as if it were absent, so a missing library may name them as the copy it passed over.
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> foreign_by_name;
 };
 
 // `site_dirs` are the site-packages directories (canonical) of the Python environments found,

@@ -242,11 +242,16 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         if (f.contains("context")) {
             out += "    (nothing in the checked paths loads the needers: checked on their own)\n";
         }
-        if (f["candidates"].empty()) {
+        if (f.contains("wrong_machine")) {
+            for (const auto& copy : f["wrong_machine"])
+                out += fmt::format("    {} is {}, not the root's machine: ld.so skips it\n",
+                                   copy["path"].get<std::string>(),
+                                   copy["machine"].get<std::string>());
+        } else if (f["candidates"].empty()) {
             out += "    no copy anywhere in the checked paths\n";
-        } else {
-            list_paths(out, "a copy is at", f["candidates"]);
         }
+        if (!f["candidates"].empty())
+            list_paths(out, "a copy is at", f["candidates"]);
         render_owner(out, f);
     } else if (kind == "missing-version") {
         out += fmt::format("  {} from {} ({})\n", style.bold(f["version"].get<std::string>()),

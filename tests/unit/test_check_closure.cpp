@@ -2,6 +2,8 @@
 // contexts, with candidates; standalone findings as warnings; versions; CUDA major mixes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "check/closure_check.hpp"
 #include "check/cuda_family.hpp"
 #include "check/object_scan.hpp"
@@ -53,6 +55,25 @@ TEST_SUITE("rootlock::check") {
         CHECK(gone["soname"] == "libgone.so.1");
         CHECK(gone["needed_by"] == nlohmann::ordered_json({"/usr/bin/one", "/usr/bin/two"}));
         CHECK(gone["candidates"] == nlohmann::ordered_json({"/opt/stash/libgone.so.1"}));
+    }
+
+    TEST_CASE("a copy of another machine on the search path is named, as ld.so skipped it") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/usr/bin/app", program_spec({"libnet.so.2"}));
+        // Where the search looks, but aarch64: ld.so passes over it as if it were absent.
+        ElfSpec foreign = library_spec("libnet.so.2");
+        foreign.machine = elf::k_machine_aarch64;
+        add_elf(*tree, "/usr/lib/x86_64-linux-gnu/libnet.so.2", foreign);
+        auto report = run(*tree);
+        REQUIRE(kinds(report) == std::vector<std::string>{"missing-soname"});
+        const auto& f = report.problems[0].fields;
+        CHECK(f["candidates"].empty());
+        REQUIRE(f.contains("wrong_machine"));
+        CHECK(f["wrong_machine"] ==
+              nlohmann::ordered_json::parse(R"([{"path": "/usr/lib/x86_64-linux-gnu/libnet.so.2",
+                                               "machine": "aarch64 ELFCLASS64"}])"));
+        CHECK(std::count(report.notes.begin(), report.notes.end(),
+                         "1 objects of another ELF class or machine were not checked") == 1);
     }
 
     TEST_CASE("a library checked only on its own gives warnings, not errors") {

@@ -394,6 +394,25 @@ TEST_SUITE("rootlock::cli") {
               "FAILED: 1 error, 0 warnings\n");
     }
 
+    TEST_CASE("a missing soname whose only copy is of another machine says so") {
+        Problem problem{"missing-soname", Severity::error, {}};
+        problem.fields["soname"] = "libnccl.so.2";
+        problem.fields["needed_by"] = {k_sp + "/torch/lib/libtorch_cuda.so"};
+        problem.fields["candidates"] = Json::array();
+        problem.fields["wrong_machine"] = {
+            {{"path", k_sp + "/nvidia/nccl/lib/libnccl.so.2"}, {"machine", "x86_64 ELFCLASS64"}}};
+        CHECK(render({problem}, 2, 0) ==
+              "rootlock check: /srv/ct101 (2 ELF objects checked, 0 symbol references bound)\n"
+              "\n"
+              "error: 1 missing shared library\n"
+              "  libnccl.so.2\n"
+              "    needed by /opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so\n"
+              "    /opt/venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2 is x86_64 "
+              "ELFCLASS64, not the root's machine: ld.so skips it\n"
+              "\n"
+              "FAILED: 1 error, 0 warnings\n");
+    }
+
     TEST_CASE("metadata-only findings with one cause fold into one line naming every dist") {
         auto missing = [](const std::string& dist, const std::string& version, Json paths) {
             Problem problem{"missing-record-file", Severity::warning, {}};
