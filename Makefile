@@ -10,7 +10,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 	libarchive-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev doctest-dev \
 	nlohmann-json3-dev libcli11-dev libfmt-dev libzstd-dev zlib1g-dev libisal-dev \
 	python3 python3-dev python3-pip python3-venv python3-pyelftools mmdebstrap apt-utils gpg gpgv debian-archive-keyring lxc pax-utils libtree hyperfine zstd time faketime unzip \
-	skopeo umoci docker-registry apache2-utils podman runc
+	skopeo umoci docker-registry apache2-utils podman runc \
+	qemu-user-static binfmt-support arch-test gcc-aarch64-linux-gnu
 
 # The fuzz targets' toolchain (clang 14 rejects lambdas capturing structured bindings).
 FUZZ_BUILD ?= build-fuzz

@@ -1,9 +1,12 @@
-// `rootlock build LOCK|RECIPE`: the image for a lock (a recipe means its lock, which must be
-// up to date), with its sha256, SBOM and check report beside it. Exit codes: 0 built, 1 the
-// closure check failed (no image), 2 bad input or pct would refuse the image, 3 network.
+// `rootlock build LOCK|RECIPE`: the image for a lock (a recipe means its lock, one per
+// architecture it names, each up to date), with its sha256, SBOM and check report beside it.
+// Exit codes: 0 built, 1 the closure check failed (no image), 2 bad input or pct would refuse the
+// image, 3 network; over several architectures, the worst.
 #include <unistd.h>
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -16,6 +19,7 @@
 #include "lock/locker.hpp"
 #include "pylock/pylock.hpp"
 #include "recipe/recipe.hpp"
+#include "recipe/recipe_architectures.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 
@@ -97,47 +101,93 @@ bool looks_like_lock(const std::string& path) {
     return false;
 }
 
-int run_build_command(const BuildCliOptions& options_in) {
-    BuildCliOptions options = options_in;
-    std::string lock_path = options.input;
-    // A recipe means its lock, which must have been made from the recipe as it is now.
+// One image to build: a lock, and the image's path when -o named one.
+struct BuildJob {
+    std::string lock_path;
+    std::string output;        // "" for the lock's own
+    std::string architecture;  // set only for one of a recipe's several architectures
+};
+
+std::string tagged(const BuildJob& job, const std::string& message) {
+    return job.architecture.empty() ? message : job.architecture + ": " + message;
+}
+
+// A recipe means its lock, which must have been made from the recipe as it is now: why the
+// job's lock is not that, or nullopt.
+std::optional<std::string> recipe_lock_problem(const std::string& recipe, const BuildJob& job) {
+    auto recipe_text = util::read_host_file(recipe);
+    auto lock_text = util::read_host_file(job.lock_path);
+    if (!lock_text.ok())
+        return lock_text.error().text() + " (run 'rootlock lock " + recipe + "' first)";
+    auto existing = pylock::read_pylock(*lock_text, job.lock_path);
+    if (!existing.ok())
+        return existing.error().text();
+    if (!existing->rootlock.has_value() || !recipe_text.ok() ||
+        existing->rootlock->recipe_sha256 != lock::recipe_digest(*recipe_text))
+        return job.lock_path + " is stale: " + recipe +
+               " changed after it was locked (run 'rootlock lock " + recipe + "')";
+    return std::nullopt;
+}
+
+// The images an input asks for: a lock's, or a recipe's lock's, or one per architecture of a
+// recipe that names several (their locks and an -o image named with "-ARCH"). Empty when the
+// recipe does not parse (the errors printed).
+std::vector<BuildJob> build_jobs(const BuildCliOptions& options, bool& is_recipe) {
+    is_recipe = false;
+    BuildJob job;
+    job.lock_path = options.input;
+    job.output = options.output;
     const std::string input_name = options.input.substr(options.input.rfind('/') + 1);
-    if (input_name.rfind("pylock.", 0) != 0 && !looks_like_lock(options.input)) {
-        auto parsed = recipe::parse_recipe_file(options.input);
-        if (!parsed.errors.empty()) {
-            for (const auto& error : parsed.errors)
-                fmt::print(stderr, "rootlock: {}\n", error.text());
-            return k_exit_usage;
-        }
-        {
-            lock_path = "lockfiles/pylock." + parsed.recipe->image.name + ".toml";
-            auto recipe_text = util::read_host_file(options.input);
-            auto lock_text = util::read_host_file(lock_path);
-            if (!lock_text.ok())
-                return fail_usage(lock_text.error().text() + " (run 'rootlock lock " +
-                                  options.input + "' first)");
-            auto existing = pylock::read_pylock(*lock_text, lock_path);
-            if (!existing.ok())
-                return fail_usage(existing.error().text());
-            if (!existing->rootlock.has_value() || !recipe_text.ok() ||
-                existing->rootlock->recipe_sha256 != lock::recipe_digest(*recipe_text)) {
-                return fail_usage(lock_path + " is stale: " + options.input +
-                                  " changed after it was locked (run 'rootlock lock " +
-                                  options.input + "')");
-            }
-        }
+    if (input_name.rfind("pylock.", 0) == 0 || looks_like_lock(options.input))
+        return {job};
+    is_recipe = true;
+    auto parsed = recipe::parse_recipe_file(options.input);
+    if (!parsed.errors.empty()) {
+        for (const auto& error : parsed.errors)
+            fmt::print(stderr, "rootlock: {}\n", error.text());
+        return {};
     }
+    job.lock_path = default_lock_path(parsed.recipe->image.name);
+    const auto& debian = parsed.recipe->base.debian;
+    if (!debian.has_value() || debian->architectures.size() <= 1)
+        return {job};
+    std::vector<BuildJob> jobs;
+    for (const auto& architecture : debian->architectures) {
+        BuildJob one;
+        one.lock_path = lock_path_for_architecture(job.lock_path, architecture);
+        if (!options.output.empty())
+            one.output = recipe::image_output_for_architecture(options.output, architecture);
+        one.architecture = architecture;
+        jobs.push_back(std::move(one));
+    }
+    return jobs;
+}
+
+// One image built, reported as text or JSON; with `collected` (--json over several
+// architectures) the JSON goes there and the caller prints them all as one array.
+int build_one(const BuildCliOptions& options_in, const BuildJob& job,
+              nlohmann::ordered_json* collected) {
+    BuildCliOptions options = options_in;
+    options.output = job.output;
+    const std::string& lock_path = job.lock_path;
+    auto fail = [&](int code, const std::string& message) {
+        if (collected != nullptr)
+            *collected = {
+                {"architecture", job.architecture}, {"lock", lock_path}, {"error", message}};
+        fmt::print(stderr, "rootlock: {}\n", tagged(job, message));
+        return code;
+    };
     auto lock = pylock::read_pylock_file(lock_path);
     if (!lock.ok())
-        return fail_usage(lock.error().text());
+        return fail(k_exit_usage, lock.error().text());
     if (options.output.empty() && lock->rootlock.has_value())
         options.output = lock->rootlock->output;
     if (options.output.empty())
-        return fail_usage(lock_path + ": the lock names no output; give -o IMAGE");
+        return fail(k_exit_usage, lock_path + ": the lock names no output; give -o IMAGE");
     options.output = output_for_format(options.output, options.format);
     if (options.format == "tarball" &&
         (has_suffix(options.output, ".oci.tar") || has_suffix(options.output, ".oci")))
-        return fail_usage(options.output + ": an OCI name, but --format tarball");
+        return fail(k_exit_usage, options.output + ": an OCI name, but --format tarball");
 
     image::BuildOptions build_options;
     build_options.lock_path = lock_path;
@@ -153,11 +203,9 @@ int run_build_command(const BuildCliOptions& options_in) {
     std::signal(SIGHUP, remove_partial_and_exit);
 
     auto outcome = image::build_image(*lock, build_options);
-    if (!outcome.ok()) {
-        if (outcome.error().kind == util::ErrorKind::network)
-            return fail_io(outcome.error().text());
-        return fail_usage(outcome.error().text());
-    }
+    if (!outcome.ok())
+        return fail(outcome.error().kind == util::ErrorKind::network ? k_exit_io : k_exit_usage,
+                    outcome.error().text());
     nlohmann::ordered_json report;
     report["ok"] = outcome->report.ok;
     report["objects"] = outcome->report.objects;
@@ -167,23 +215,28 @@ int run_build_command(const BuildCliOptions& options_in) {
     report["notes"] = outcome->report.notes;
     Style style(stdout);
     if (!outcome->built) {
-        if (options.json)
+        if (collected != nullptr) {
+            *collected = {{"architecture", job.architecture}};
+            collected->update(report);
+        } else if (options.json)
             fmt::print("{}\n", util::json_text(report, 2));
         else
             fmt::print("{}", render_report(outcome->report, options.output, style));
-        fmt::print(stderr,
-                   "rootlock: no image written: the closure check of the final tree "
-                   "failed (--allow-broken builds it anyway)\n");
+        fmt::print(stderr, "rootlock: {}\n",
+                   tagged(job,
+                          "no image written: the closure check of the final tree failed "
+                          "(--allow-broken builds it anyway)"));
         return k_exit_problems;
     }
     const std::string report_path = options.output + ".check.json";
     if (auto written = util::write_file_atomically(report_path, util::json_text(report, 2) + "\n");
         !written.ok())
-        return fail_usage(written.error().text());
+        return fail(k_exit_usage, written.error().text());
     if (options.json) {
         nlohmann::ordered_json out;
         out["image"] = outcome->image_path;
         out["sha256"] = outcome->sha256;
+        out["architecture"] = outcome->architecture;  // read from the image's /bin/sh
         if (!outcome->manifest_digest.empty()) {
             out["manifest"] = outcome->manifest_digest;
             out["layers"] = outcome->layers;
@@ -194,13 +247,16 @@ int run_build_command(const BuildCliOptions& options_in) {
         out["compiled"] = outcome->compiled;
         out["sbom"] = outcome->sbom_path;
         out["check"] = report;
-        fmt::print("{}\n", util::json_text(out, 2));
+        if (collected != nullptr)
+            *collected = std::move(out);
+        else
+            fmt::print("{}\n", util::json_text(out, 2));
         return k_exit_ok;
     }
     for (const auto& finding : outcome->pct)
         fmt::print("{} {}: {}\n", style.yellow("note:"), finding.path, finding.problem);
-    fmt::print("{} {} ({:.1f} MiB, {} entries)\n  sha256 {}\n  closure: {} ELF objects, {}\n",
-               style.green("built"), outcome->image_path,
+    fmt::print("{} {} ({}, {:.1f} MiB, {} entries)\n  sha256 {}\n  closure: {} ELF objects, {}\n",
+               style.green("built"), outcome->image_path, outcome->architecture,
                static_cast<double>(outcome->size) / (1 << 20), outcome->entries, outcome->sha256,
                outcome->report.objects,
                outcome->report.ok ? "every library and version found" : "BROKEN (--allow-broken)");
@@ -221,7 +277,41 @@ int run_build_command(const BuildCliOptions& options_in) {
         "  on Proxmox: copy it to /var/lib/vz/template/cache/ and run\n"
         "    pct create <vmid> local:vztmpl/{} --unprivileged 1\n",
         outcome->image_path.substr(outcome->image_path.rfind('/') + 1));
+    // pct takes the container's architecture from /bin/sh and runs it natively.
+    if (outcome->architecture != "amd64")
+        fmt::print("  pct reads {0} from /bin/sh: create it on an {0} Proxmox host\n",
+                   outcome->architecture);
     return k_exit_ok;
+}
+
+int run_build_command(const BuildCliOptions& options) {
+    bool is_recipe = false;
+    const std::vector<BuildJob> jobs = build_jobs(options, is_recipe);
+    if (jobs.empty())
+        return k_exit_usage;
+    // Every architecture is tried; the exit code is the worst (0 < 1 < 2 < 3).
+    const bool collect = options.json && jobs.size() > 1;
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    int worst = k_exit_ok;
+    for (const auto& job : jobs) {
+        nlohmann::ordered_json one;
+        int code = k_exit_ok;
+        if (auto problem = is_recipe ? recipe_lock_problem(options.input, job) : std::nullopt) {
+            if (collect)
+                one = {{"architecture", job.architecture},
+                       {"lock", job.lock_path},
+                       {"error", *problem}};
+            code = fail_usage(tagged(job, *problem));
+        } else {
+            code = build_one(options, job, collect ? &one : nullptr);
+        }
+        worst = std::max(worst, code);
+        if (collect)
+            all.push_back(std::move(one));
+    }
+    if (collect)
+        fmt::print("{}\n", util::json_text(all, 2));
+    return worst;
 }
 
 }  // namespace
@@ -234,7 +324,8 @@ void register_build(CLI::App& app, std::function<int()>& run) {
         ->required();
     command->add_option("-o,--output", options->output,
                         "The image (.tar.zst, .tar.xz, .tar.gz, .tar; .oci.tar an OCI archive, "
-                        ".oci an OCI layout directory; default: the recipe's)");
+                        ".oci an OCI layout directory; default: the recipe's; a recipe of "
+                        "several architectures builds one each, -ARCH before the suffix)");
     command
         ->add_option("--format", options->format,
                      "tarball, or oci (the output named NAME.oci.tar unless it is .oci)")

@@ -179,6 +179,9 @@ util::Result<pylock::LockBase> resolve_debian_base(const recipe::DebianBase& deb
             "base.debian",
             "resolving the Debian base needs its archives; --offline forbids "
             "the network (relock without --upgrade to keep the locked packages)");
+    // mmdebstrap refuses to simulate a variant it could not run: said first, in rootlock's words.
+    ROOTLOCK_TRY(runnable, check_emulation(options.architecture, debian.variant, host_machine()));
+    (void)runnable;
     ROOTLOCK_TRY(archives, debian_archives(debian, options));
     std::vector<LoadedArchive> loaded;
     for (auto& archive : archives) {
@@ -401,8 +404,12 @@ util::Result<std::vector<std::string>> keyring_hooks(const pylock::LockBase& bas
     return hooks;
 }
 
-// Step 4: the assembled root must hold exactly the lock's packages.
+// Step 4: the assembled root must hold exactly the lock's packages. The extract variant unpacks
+// and registers nothing (its dpkg status is empty): there the repository, which holds the locked
+// .debs alone, each named by --include, is the guarantee.
 util::Status check_installed_set(const pylock::LockBase& base, const std::string& tarball) {
+    if (base.variant == "extract")
+        return util::ok_status();
     fs::TarOptions tar_options;
     tar_options.retained_patterns.push_back("/var/lib/dpkg/status");
     ROOTLOCK_TRY(tree, fs::TarTree::open(tarball, tar_options));
@@ -438,13 +445,17 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
                                                index::HttpClient& http,
                                                index::ContentStore& store) {
     // The key is what goes in; the same .debs give the same base on every machine.
-    // "assembly" names how the base is made here; it changes whenever the hooks do.
+    // "assembly" names how the base is made here; it changes whenever the hooks do. The
+    // sources.list the image gets is in it too: the same .debs from another mirror make another
+    // /etc/apt/sources.list.
+    const std::string sources = apt_sources(base);
     std::string key_text = "assembly=4\nvariant=" + base.variant + "\nepoch=" + options.epoch +
                            "\narch=" + options.architecture + "\nsuite=" + base.suite + "\n";
     for (const auto& deb : base.debs)
         key_text += deb.sha256 + " " + deb.name + "\n";
     for (const auto& archive : base.archives)
         key_text += "keyring " + archive.name + " " + archive.keyring_sha256 + "\n";
+    key_text += "sources\n" + sources;
     const std::string key = util::sha256_hex(key_text).substr(0, 32);
     const std::string tarball = store.root() + "/bases/debian-" + key + ".tar";
     if (file_exists(tarball))
@@ -482,7 +493,7 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
         base.suite, temp, "deb [trusted=yes] copy://" + repo + " ./"};
     argv.insert(argv.end() - 3, hooks.begin(), hooks.end());
     ROOTLOCK_TRY(ran, util::run_process(argv, {{"SOURCE_DATE_EPOCH", options.epoch},
-                                               {"ROOTLOCK_APT_SOURCES", apt_sources(base)}}));
+                                               {"ROOTLOCK_APT_SOURCES", sources}}));
     if (ran.exit_code != 0) {
         ::unlink(temp.c_str());
         return process_failure("mmdebstrap", argv, ran);

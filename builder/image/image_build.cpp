@@ -420,6 +420,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     };
     auto target = loader::detect_target(*overlay, {});
     pct_input.sh_machine = target.ok() ? elf::machine_name(target->machine) : "";
+    outcome.architecture = oci_architecture(pct_input.sh_machine);
     for (auto& finding : check_pct_rules(pct_input)) {
         if (finding.fatal)
             return util::make_error(finding.path,

@@ -30,6 +30,7 @@ struct BuildOutcome {
     check::CheckReport report;    // the final tree's closure check
     std::vector<PctFinding> pct;  // non-fatal findings (fatal ones are errors)
     std::string image_path;
+    std::string architecture;         // /bin/sh's, as Debian, pct and OCI name it: "arm64"
     std::string sha256;               // the file's; an OCI layout's manifest's
     std::string manifest_digest;      // OCI outputs: "sha256:..."
     std::string sbom_digest;          // OCI outputs: the SBOM's artifact manifest, "sha256:..."

@@ -34,7 +34,9 @@ no Python package locks a base against it:
   j. a further archive (bookworm-updates, its own keyring entry): the package only it has newer
      is pinned from it, the image lists both archives, diff names the move;
   i. apt inside the image (chroot): `apt-get update` against the lock's archive with the key the
-     image carries, and `apt-get download` of a package.
+     image carries, and `apt-get download` of a package;
+  k. the same archive by another URL (localhost) on the warm cache of (b): the image's
+     /etc/apt/sources.list names that URL, not the one a cached base was assembled for.
 
 The binary is copied into the scratch directory first, so that a rebuild of ROOTLOCK during the
 run cannot mix two binaries. mmdebstrap's chroot goes under $ROOTLOCK_TEST_TMPDIR or /dev/shm
@@ -788,6 +790,28 @@ def case_h(fail, c, digest_b):
         fail.expect(sha256(image) == digest_b, f"(h2) the same sha256: {sha256(image)}")
 
 
+def case_k(fail, c):
+    """The same archive by another URL, on the warm cache of (b): the image's sources.list must
+    name the URL of its own lock, not the one a cached base was first assembled for."""
+    other = c.srv.mirror_url.replace("127.0.0.1", "localhost")
+    recipe = os.path.join(os.path.dirname(c.recipe), "recipe-k.toml")
+    with open(recipe, "w") as f:
+        f.write(RECIPE.format(name="osbase", mirror=other,
+                              snapshot=c.snapshot_base.replace("127.0.0.1", "localhost")))
+    lock = os.path.join(c.scratch, "other-url.lock")
+    proc = c.rl("lock", recipe, "-o", lock, "--cache-dir", c.cache_path("b"))
+    if not fail.expect(proc.returncode == 0, "(k) lock by another URL exits 0:" + show(proc)):
+        return
+    image = os.path.join(c.scratch, "out-k", "osbase.tar.zst")
+    proc = c.rl("build", lock, "-o", image, "--cache-dir", c.cache_path("b"))
+    if not fail.expect(proc.returncode == 0, "(k) build exits 0:" + show(proc)):
+        return
+    sources = (tar_cat(image, "./etc/apt/sources.list") or b"").decode(errors="replace")
+    fail.expect(other in sources and "127.0.0.1" not in sources,
+                f"(k) sources.list names {other}, not the first URL: {sources!r}")
+    print(f"(k) the same .debs by another URL, warm cache: sources.list names {other}")
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -860,6 +884,8 @@ def main(argv):
                 if digest_b:
                     timed("(h)", case_h, fail, c, digest_b)
                 timed("(j)", case_j, fail, c)
+                if digest_b:
+                    timed("(k)", case_k, fail, c)
     finally:
         if archive is not None:
             archive.close()
