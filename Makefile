@@ -86,6 +86,7 @@ bench: build
 	python3 tests/bench/bench_freeze.py $(BUILD)/rootlock
 	python3 tests/bench/bench_base.py $(BUILD)/rootlock
 	python3 tests/bench/bench_push.py $(BUILD)/rootlock
+	python3 tests/bench/bench_arm64.py $(BUILD)/rootlock
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -5,6 +5,9 @@ python3-scipy bookworm`, the root /work/shared/BENCHMARKS.md measures (about 1.9
 objects under /usr). It is cached under $ROOTLOCK_TEST_CACHE (default /var/cache/rootlock-test)
 with a .complete marker, built under its own lock file so that a build (minutes) does not hold
 up the tests' lock. Benchmarks never modify it.
+
+bench-arm64-root: `mmdebstrap --variant=minbase --architectures=arm64 --include=python3
+bookworm`, built the same way under qemu-user (about three minutes).
 """
 import fcntl
 import os
@@ -24,9 +27,24 @@ SUITE = "bookworm"
 
 def torch_root(quiet=True):
     """Path of the cached torch root, building it once (a few minutes, downloads ~450 MB)."""
+    return _cached_root(TORCH_ROOT_NAME, TORCH_INCLUDE, [], quiet)
+
+
+def arm64_root(quiet=True):
+    """Path of the cached arm64 minbase+python3 root, building it once (about three minutes
+    under qemu-user: fixtures/emulation.py enables it)."""
+    from fixtures import emulation
+    emulation.enable("aarch64")
+    return _cached_root(ARM64_ROOT_NAME, ["python3"], ["--architectures=arm64"], quiet)
+
+
+ARM64_ROOT_NAME = "bench-arm64-root"
+
+
+def _cached_root(name, include, options, quiet):
     os.makedirs(CACHE_DIR, exist_ok=True)
-    root = os.path.join(CACHE_DIR, TORCH_ROOT_NAME)
-    with open(os.path.join(CACHE_DIR, ".lock-" + TORCH_ROOT_NAME), "w") as lock:
+    root = os.path.join(CACHE_DIR, name)
+    with open(os.path.join(CACHE_DIR, ".lock-" + name), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.isfile(os.path.join(root, ".complete")):
             return root
@@ -36,8 +54,8 @@ def torch_root(quiet=True):
         print(f"building {root} with mmdebstrap (once; a few minutes)", file=sys.stderr)
         subprocess.run(
             ["mmdebstrap"] + (["--quiet"] if quiet else []) +
-            ["--variant=minbase", "--mode=root", "--include=" + ",".join(TORCH_INCLUDE),
-             SUITE, tmp],
+            ["--variant=minbase", "--mode=root", "--include=" + ",".join(include)] + options +
+            [SUITE, tmp],
             check=True, env=env)
         shutil.rmtree(root, ignore_errors=True)
         os.rename(tmp, root)

@@ -16,7 +16,9 @@ The recipe asks for torch, `numpy<2.3`, `numpy<2.2; platform_machine == "aarch64
      is chosen; the pins are those of the real pip, run natively for aarch64 inside the image
      under qemu (numpy 2.1.3, no app-cli), file for file;
   c. `build`: exit 0, the output names arm64; the image's /bin/sh is an AArch64 ELF (what pct
-     reads); the check report is ok; `--format oci` writes a config for linux/arm64/v8;
+     reads); the check report is ok; the recipe's [loader] library-paths entry is in the
+     ld.so.cache rootlock wrote, as `(libc6,AArch64)` to the image's own `ldconfig -p` (under
+     qemu); `--format oci` writes a config for linux/arm64/v8;
   d. the referee: for every ELF object of the image (/usr and /opt), the root's own loader in
      trace mode under qemu-aarch64-static -L ROOT and `rootlock ldd` agree, path for path;
   e. `import torch` works in a chroot of the image (under binfmt's qemu), in an aarch64 python;
@@ -74,6 +76,9 @@ debian = {{ suite = "bookworm", mirror = "{mirror}", variant = "{variant}", incl
 version = "3.11"
 venv = "/opt/venv"
 
+[loader]
+library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib"]
+
 [torch]
 version = "2.8.0"
 cuda = "12.8"
@@ -106,9 +111,14 @@ def show(proc, limit=800):
 
 def write_recipe(c, name, variant="minbase", arch='"arm64"'):
     path = os.path.join(c.work, name)
+    text = RECIPE.format(mirror=c.srv.mirror_url, variant=variant, arch=arch, index=c.idx.url,
+                         requires=json.dumps(REQUIRES))
+    if variant == "extract":
+        # No maintainer script ran, so no ld.so.conf includes ld.so.conf.d: rootlock refuses
+        # library-paths there (they would be ignored), rightly.
+        text = re.sub(r"\[loader\]\n[^\n]*\n\n", "", text)
     with open(path, "w") as f:
-        f.write(RECIPE.format(mirror=c.srv.mirror_url, variant=variant, arch=arch,
-                              index=c.idx.url, requires=json.dumps(REQUIRES)))
+        f.write(text)
     return path
 
 
@@ -244,6 +254,10 @@ def case_c(fail, c):
     if not sh.startswith(os.path.realpath(c.root)):  # an absolute link: inside the root
         sh = os.path.join(c.root, os.readlink(os.path.join(c.root, "bin/sh")).lstrip("/"))
     fail.expect(elf_machine(sh) == EM_AARCH64, f"(c) /bin/sh machine {elf_machine(sh)}")
+    # [loader] library-paths: the ld.so.cache rootlock wrote, as the root's own ldconfig reads it.
+    cache = run_in_chroot(c.root, ["/sbin/ldconfig", "-p"]).stdout
+    entry = (f"libcudnn.so.9 (libc6,AArch64) => {SITE}/nvidia/cudnn/lib/libcudnn.so.9")
+    fail.expect(entry in cache, f"(c) ldconfig -p lacks {entry!r}: {cache[:300]!r}")
     oci = os.path.join(c.work, "gh.oci.tar")
     proc = run([c.rl, "build", c.lock, "-o", oci, "--format", "oci", "--cache-dir", CACHE_DIR])
     if fail.expect(proc.returncode == 0, "(c) build --format oci" + show(proc)):
@@ -252,7 +266,8 @@ def case_c(fail, c):
                     ("linux", "arm64", "v8"),
                     f"(c) OCI platform {config.get('os')}/{config.get('architecture')}/"
                     f"{config.get('variant')}")
-    print("(c) built: /bin/sh is AArch64, the OCI config is linux/arm64/v8")
+    print("(c) built: /bin/sh is AArch64, the written ld.so.cache reads as AArch64 to the "
+          "image's ldconfig, the OCI config is linux/arm64/v8")
     return True
 
 
