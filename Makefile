@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 	libarchive-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev doctest-dev \
 	nlohmann-json3-dev libcli11-dev libfmt-dev libzstd-dev zlib1g-dev libisal-dev \
-	python3 python3-dev python3-pip python3-venv python3-pyelftools mmdebstrap apt-utils gpg gpgv debian-archive-keyring lxc pax-utils libtree hyperfine zstd time faketime unzip \
+	python3 python3-dev python3-pip python3-venv python3-pyelftools python3-pytest mmdebstrap apt-utils gpg gpgv debian-archive-keyring lxc pax-utils libtree hyperfine zstd time faketime unzip \
 	skopeo umoci docker-registry apache2-utils podman runc \
 	qemu-user-static binfmt-support arch-test gcc-aarch64-linux-gnu
 
@@ -71,8 +71,12 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	python3 fuzz/run.py $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
+# The unit binary and each end-to-end module under ctest (two at a time), then one table of
+# every pytest case from their JUnit reports, failed ones by name.
 test: build format-check unit-asan fuzz-smoke
-	cd $(BUILD) && ctest --output-on-failure -j 2
+	rm -rf $(BUILD)/e2e-results
+	cd $(BUILD) && ctest --output-on-failure -j 2; status=$$?; \
+		/usr/bin/python3 $(CURDIR)/tests/e2e/summary.py e2e-results; exit $$status
 
 demo: build
 	python3 tests/fixtures/demo.py $(BUILD)/rootlock

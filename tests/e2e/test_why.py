@@ -1,7 +1,5 @@
 """End-to-end: `rootlock why` over the CUDA fixture environment.
 
-Usage: test_why.py ROOTLOCK
-
 - `why libnccl.so.2`: needed by libtorch_cuda.so, provided by the one file, picked through
   libtorch_cuda.so's DT_RPATH, and without it libnccl.so.2 goes missing;
 - `why nvidia-nccl-cu13`: the soname it provides and what uninstalling it breaks (the cu12 twin
@@ -14,8 +12,8 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
+
+import pytest
 
 from fixtures import cuda_env
 from fixtures.debian_root import copy_root
@@ -23,6 +21,7 @@ from fixtures.debian_root import copy_root
 SITE = "/opt/venv/lib/python3.11/site-packages"
 TORCH_CUDA = SITE + "/torch/lib/libtorch_cuda.so"
 NCCL = SITE + "/nvidia/nccl/lib/libnccl.so.2"
+LOCAL_NCCL = "/usr/local/lib/libnccl.so.2"
 
 
 def why(rootlock, root, subject):
@@ -31,62 +30,61 @@ def why(rootlock, root, subject):
     return proc.returncode, (json.loads(proc.stdout) if proc.returncode == 0 else None), proc
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    failures = []
-
-    def expect(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
-
-    scratch = tempfile.mkdtemp(prefix="rootlock-why-")
-    try:
-        root = copy_root(scratch)
-        cuda_env.build_cuda_env(root)
-
-        rc, answer, _ = why(rootlock, root, "libnccl.so.2")
-        expect(rc == 0 and answer["kind"] == "soname", "why libnccl.so.2 answers as a soname")
-        expect(answer["needed_by"] == [TORCH_CUDA], f"needed by libtorch_cuda.so: {answer['needed_by']}")
-        expect(answer["providers"] == [NCCL], f"provided by the nccl wheel: {answer['providers']}")
-        picks = [(p["via"], p.get("via_object")) for p in answer["picks"]]
-        expect(picks == [("rpath", TORCH_CUDA)], f"picked through torch's RPATH: {picks}")
-        missing = [b["soname"] for b in answer["breaks"] if b["kind"] == "missing-soname"]
-        expect(missing == ["libnccl.so.2"], f"without it libnccl.so.2 is missing: {missing}")
-
-        rc, answer, _ = why(rootlock, root, "nvidia-nccl-cu13")
-        expect(rc == 0 and answer["kind"] == "dist", "why nvidia-nccl-cu13 answers as a dist")
-        expect(answer["sonames"] == ["libnccl.so.2"], f"it provides libnccl.so.2: {answer['sonames']}")
-        broken = sorted((b["kind"], b.get("soname") or b.get("dist")) for b in answer["breaks"])
-        expect(broken == [("missing-record-file", "nvidia-nccl-cu12"),
-                          ("missing-soname", "libnccl.so.2")],
-               f"uninstalling it breaks libnccl.so.2 and the cu12 twin: {broken}")
-        check = subprocess.run([rootlock, "check", "--json", "--root", root, "--without",
-                                "nvidia-nccl-cu13", "/"], capture_output=True, text=True)
-        report = json.loads(check.stdout)
-        errors = sorted((p["kind"], p.get("soname") or p.get("dist")) for p in report["problems"]
-                        if p["severity"] == "error")
-        expect(errors == broken, f"why agrees with check --without: {errors}")
-
-        # A second copy where only the cache can reach it: listed, but torch's RPATH still wins.
-        local = os.path.join(root, "usr/local/lib/libnccl.so.2")
-        shutil.copy(os.path.join(root, NCCL[1:]), local)
-        subprocess.run(["ldconfig", "-r", root], check=True)
-        rc, answer, _ = why(rootlock, root, "libnccl.so.2")
-        expect(answer["providers"] == [NCCL, "/usr/local/lib/libnccl.so.2"] or
-               sorted(answer["providers"]) == sorted([NCCL, "/usr/local/lib/libnccl.so.2"]),
-               f"both copies listed: {answer['providers']}")
-        picks = [(p["via"], p.get("via_object")) for p in answer["picks"]]
-        expect(picks == [("rpath", TORCH_CUDA)], f"torch still gets its own copy: {picks}")
-        expect(answer["breaks"] != [], "hiding every copy still breaks torch")
-
-        rc, _, proc = why(rootlock, root, "no-such-thing")
-        expect(rc == 2 and proc.stderr.count("\n") == 1 and "no-such-thing" in proc.stderr,
-               f"an unknown subject: exit {rc}, {proc.stderr.strip()!r}")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return 1 if failures else 0
+@pytest.fixture(scope="module")
+def cuda_root(scratch):
+    """A copy of the Debian root with the CUDA fixture venv (the cases below only read it)."""
+    root = copy_root(scratch)
+    cuda_env.build_cuda_env(root)
+    return root
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+@pytest.fixture(scope="module")
+def two_copies_root(scratch, cuda_root):
+    """cuda_root plus a second libnccl.so.2 that only the ld.so cache reaches."""
+    root = os.path.join(scratch, "two-copies")
+    subprocess.run(["cp", "-al", cuda_root, root], check=True)
+    shutil.copy(os.path.join(root, NCCL[1:]), os.path.join(root, LOCAL_NCCL[1:]))
+    # ldconfig writes a new ld.so.cache and renames it, so cuda_root's hard link keeps its own.
+    subprocess.run(["ldconfig", "-r", root], check=True)
+    return root
+
+
+def test_soname_needed_by_provided_by_picked(rootlock, cuda_root):
+    rc, answer, proc = why(rootlock, cuda_root, "libnccl.so.2")
+    assert rc == 0 and answer["kind"] == "soname", proc.stderr
+    assert answer["needed_by"] == [TORCH_CUDA]
+    assert answer["providers"] == [NCCL]
+    picks = [(p["via"], p.get("via_object")) for p in answer["picks"]]
+    assert picks == [("rpath", TORCH_CUDA)], "picked through torch's RPATH"
+    missing = [b["soname"] for b in answer["breaks"] if b["kind"] == "missing-soname"]
+    assert missing == ["libnccl.so.2"], "without it libnccl.so.2 is missing"
+
+
+def test_dist_breaks_agree_with_check_without(rootlock, cuda_root):
+    rc, answer, proc = why(rootlock, cuda_root, "nvidia-nccl-cu13")
+    assert rc == 0 and answer["kind"] == "dist", proc.stderr
+    assert answer["sonames"] == ["libnccl.so.2"]
+    broken = sorted((b["kind"], b.get("soname") or b.get("dist")) for b in answer["breaks"])
+    assert broken == [("missing-record-file", "nvidia-nccl-cu12"),
+                      ("missing-soname", "libnccl.so.2")], "it breaks libnccl.so.2 and the cu12 twin"
+    check = subprocess.run([rootlock, "check", "--json", "--root", cuda_root, "--without",
+                            "nvidia-nccl-cu13", "/"], capture_output=True, text=True)
+    report = json.loads(check.stdout)
+    errors = sorted((p["kind"], p.get("soname") or p.get("dist")) for p in report["problems"]
+                    if p["severity"] == "error")
+    assert errors == broken, "why agrees with check --without"
+
+
+def test_second_copy_listed_rpath_still_wins(rootlock, two_copies_root):
+    rc, answer, proc = why(rootlock, two_copies_root, "libnccl.so.2")
+    assert rc == 0, proc.stderr
+    assert sorted(answer["providers"]) == sorted([NCCL, LOCAL_NCCL]), "both copies listed"
+    picks = [(p["via"], p.get("via_object")) for p in answer["picks"]]
+    assert picks == [("rpath", TORCH_CUDA)], "torch still gets its own copy"
+    assert answer["breaks"] != [], "hiding every copy still breaks torch"
+
+
+def test_unknown_subject_one_line_exit_2(rootlock, cuda_root):
+    rc, _, proc = why(rootlock, cuda_root, "no-such-thing")
+    assert rc == 2
+    assert proc.stderr.count("\n") == 1 and "no-such-thing" in proc.stderr, proc.stderr
