@@ -1,7 +1,5 @@
 """End-to-end: `rootlock diff` over every PEP 751 source kind, in the shapes uv and pip write.
 
-Usage: test_diff_sources.py ROOTLOCK
-
 One lock model (an sdist with its wheel, a git checkout, an editable directory, a URL archive and
 a plain wheel) is written as text twice: as `uv export --format pylock.toml` writes it (uv 0.8:
 inline tables, `wheels = [{ ... }]`) and as `pip lock` writes it (pip 25.1: `[packages.vcs]`,
@@ -23,12 +21,10 @@ inline tables, `wheels = [{ ... }]`) and as `pip lock` writes it (pip 25.1: `[pa
 import copy
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 
-from fixtures.failures import Failures
+import pytest
+
+from fixtures.cli import json_or_none, no_color, run_rootlock
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64
@@ -175,124 +171,125 @@ wheels = [{ path = "wheels/other-2.0-py3-none-any.whl", hashes = {} }]
 '''
 
 
-def run(argv):
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, NO_COLOR="1"))
+def rootlock_run(rootlock, *args):
+    return run_rootlock(rootlock, *args, timeout=120, env=no_color())
 
 
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
-    return path
+    return str(path)
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    fail = Failures()
-    work = tempfile.mkdtemp(prefix="rootlock-diff-sources-")
-    shapes = {"uv": uv_text, "pip": pip_text}
-    try:
-        base = {shape: write(os.path.join(work, f"pylock.base-{shape}.toml"), render(BASE))
-                for shape, render in shapes.items()}
+SHAPES = {"uv": uv_text, "pip": pip_text}
 
-        # (a) the two shapes of one model mean the same.
-        for a, b in (("uv", "pip"), ("pip", "uv")):
-            proc = run([rootlock, "diff", base[a], base[b]])
-            fail.expect(proc.returncode == 0 and proc.stdout == "no difference in meaning\n"
-                        and not proc.stderr,
-                        f"(a) {a} vs {b}: exit {proc.returncode}: {proc.stdout}{proc.stderr}")
-        print("(a) uv's and pip's shapes of the same lock: no difference in meaning")
 
-        # (b) every field on its own, in every pairing of shapes.
-        for name, what, edit, kind, field in FIELD_CASES:
-            after_model = changed(name, edit)
-            for a_shape, b_shape in (("uv", "uv"), ("pip", "pip"), ("uv", "pip")):
-                after = write(os.path.join(work, f"pylock.after-{b_shape}.toml"),
-                              shapes[b_shape](after_model))
-                proc = run([rootlock, "diff", base[a_shape], after, "--json"])
-                out = json.loads(proc.stdout) if proc.stdout.startswith("{") else {}
-                packages = out.get("packages", [])
-                ok = (proc.returncode == 1 and len(packages) == 1 and
-                      packages[0]["name"] == name and packages[0]["changes"] == [kind] and
-                      [(f["source"], f["field"]) for f in packages[0]["source_fields"]] == [field])
-                fail.expect(ok, f"(b) {what} ({a_shape} -> {b_shape}): exit {proc.returncode}: "
-                                f"{packages}{proc.stderr}")
-            text = run([rootlock, "diff", base["uv"], after]).stdout
-            line = next((ln for ln in text.splitlines() if ln.strip().startswith("~")), "")
-            fail.expect(f"{field[0]} {field[1]} " in line and line.endswith(f"({kind})"),
-                        f"(b) {what} text: {text}")
-            markdown = run([rootlock, "diff", base["uv"], after, "--format", "markdown"]).stdout
-            fail.expect(f"| {name} |" in markdown and f"{kind} ({field[0]} {field[1]}" in markdown,
-                        f"(b) {what} markdown: {markdown}")
-            print(f"(b) {what}:{line.split(':', 1)[1]}")
+@pytest.fixture(scope="module")
+def base(scratch):
+    """The model in each shape: {"uv": path, "pip": path}."""
+    return {shape: write(os.path.join(scratch, f"pylock.base-{shape}.toml"), render(BASE))
+            for shape, render in SHAPES.items()}
 
-        # (c) a digest changed under the same version: rebuilt, loudly.
-        for name, what, edit, source in REBUILT_CASES:
-            after = write(os.path.join(work, "pylock.rebuilt.toml"), pip_text(changed(name, edit)))
-            proc = run([rootlock, "diff", base["uv"], after, "--json"])
-            out = json.loads(proc.stdout) if proc.stdout.startswith("{") else {}
-            packages = out.get("packages", [])
-            rebuilt = packages[0]["rebuilt"] if len(packages) == 1 else []
-            fail.expect(proc.returncode == 1 and len(packages) == 1 and
-                        packages[0]["changes"] == ["rebuilt"] and len(rebuilt) == 1 and
-                        rebuilt[0]["kind"] == source and rebuilt[0]["before"] == SHA_A and
-                        rebuilt[0]["after"] == SHA_B,
-                        f"(c) {what}: exit {proc.returncode}: {packages}")
-            text = run([rootlock, "diff", base["uv"], after]).stdout
-            loud = [ln for ln in text.splitlines() if ln.strip().startswith("!")]
-            fail.expect(len(loud) == 1 and f"rebuilt {source} " in loud[0] and name in loud[0],
-                        f"(c) {what} text: {text}")
-            markdown = run([rootlock, "diff", base["uv"], after, "--format", "markdown"]).stdout
-            fail.expect("> **Warning:** " + name in markdown, f"(c) {what} markdown: {markdown}")
-            print(f"(c) {what}: {loud[0].strip() if loud else '(none)'}")
 
-        # (d) a wheel package that became a git checkout.
-        def to_vcs(package):
-            package.pop("wheels")
-            package.pop("index")
-            package["vcs"] = {"type": "git", "url": "https://github.com/kjd/idna",
-                              "commit-id": COMMIT_B}
-        after = write(os.path.join(work, "pylock.vcs.toml"), uv_text(changed("idna", to_vcs)))
-        proc = run([rootlock, "diff", base["pip"], after, "--json"])
-        out = json.loads(proc.stdout) if proc.stdout.startswith("{") else {}
-        packages = out.get("packages", [])
-        fail.expect(proc.returncode == 1 and len(packages) == 1 and
-                    # uv names no index for a git checkout: the index went too.
-                    packages[0]["changes"] == ["index-moved", "source-changed"] and
-                    packages[0]["source"] == {"before": "wheels", "after": "vcs"},
-                    f"(d) wheels -> vcs: {packages}")
-        text = run([rootlock, "diff", base["pip"], after]).stdout
-        fail.expect("idna 3.10: source wheels -> vcs (source-changed)" in text, f"(d) text: {text}")
-        print("(d) " + " / ".join(ln.strip() for ln in text.strip().splitlines()[1:]))
+@pytest.mark.parametrize("a, b", [("uv", "pip"), ("pip", "uv")], ids=["uv-vs-pip", "pip-vs-uv"])
+def test_a_uv_and_pip_shapes_mean_the_same(rootlock, base, a, b):
+    proc = rootlock_run(rootlock, "diff", base[a], base[b])
+    assert proc.returncode == 0 and proc.stdout == "no difference in meaning\n" and \
+        not proc.stderr, f"{a} vs {b}: exit {proc.returncode}: {proc.stdout}{proc.stderr}"
 
-        # (e) uv's hashes = {}.
-        find_links = write(os.path.join(work, "pylock.find-links.toml"), FIND_LINKS)
-        proc = run([rootlock, "diff", find_links, base["uv"]])
-        warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
-        fail.expect(proc.returncode == 1 and len(warnings) == 2 and
-                    len(proc.stderr.splitlines()) == 2 and
-                    "localpkg 1.0: wheel localpkg-1.0-py3-none-any.whl has an empty hashes "
-                    "table" in warnings[0] and
-                    "other 2.0: wheel other-2.0-py3-none-any.whl" in warnings[1] and
-                    "- localpkg 1.0" in proc.stdout,
-                    f"(e) diff: exit {proc.returncode}: {proc.stderr}{proc.stdout}")
-        for line in warnings:
-            print(f"(e) diff: {line}")
-        proc = run([rootlock, "build", find_links])
-        lines = proc.stderr.strip().splitlines()
-        fail.expect(proc.returncode == 2 and len(lines) == 1 and
-                    "2 artifacts have an empty hashes table" in lines[0] and
-                    "localpkg-1.0-py3-none-any.whl" in lines[0] and
-                    "other-2.0-py3-none-any.whl" in lines[0],
-                    f"(e) build: exit {proc.returncode}: {proc.stderr}")
-        print(f"(e) build: {lines[0] if lines else ''}")
 
-        # freeze --base-from and check --lock read a lock without installing from it: the same
-        # warnings. The lock carries a base to take and the same empty hashes.
-        ours = write(os.path.join(work, "pylock.ours.toml"), FIND_LINKS + '''
+def field_id(case):
+    return case[1].replace(" ", "-")
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [("uv", "uv"), ("pip", "pip"), ("uv", "pip")],
+                         ids=["uv-uv", "pip-pip", "uv-pip"])
+@pytest.mark.parametrize("name, what, edit, kind, field", FIELD_CASES,
+                         ids=[field_id(c) for c in FIELD_CASES])
+def test_b_one_source_field_changed_json(rootlock, base, tmp_path, name, what, edit, kind, field,
+                                         a_shape, b_shape):
+    after = write(tmp_path / f"pylock.after-{b_shape}.toml", SHAPES[b_shape](changed(name, edit)))
+    proc = rootlock_run(rootlock, "diff", base[a_shape], after, "--json")
+    out = json_or_none(proc.stdout) or {}
+    packages = out.get("packages", [])
+    ok = (proc.returncode == 1 and len(packages) == 1 and
+          packages[0]["name"] == name and packages[0]["changes"] == [kind] and
+          [(f["source"], f["field"]) for f in packages[0]["source_fields"]] == [field])
+    assert ok, f"{what} ({a_shape} -> {b_shape}): exit {proc.returncode}: " \
+               f"{packages}{proc.stderr}"
+
+
+@pytest.mark.parametrize("name, what, edit, kind, field", FIELD_CASES,
+                         ids=[field_id(c) for c in FIELD_CASES])
+def test_b_one_source_field_changed_text_and_markdown(rootlock, base, tmp_path, name, what, edit,
+                                                      kind, field):
+    after = write(tmp_path / "pylock.after-pip.toml", pip_text(changed(name, edit)))
+    text = rootlock_run(rootlock, "diff", base["uv"], after).stdout
+    line = next((ln for ln in text.splitlines() if ln.strip().startswith("~")), "")
+    assert f"{field[0]} {field[1]} " in line and line.endswith(f"({kind})"), \
+        f"{what} text: {text}"
+    markdown = rootlock_run(rootlock, "diff", base["uv"], after, "--format", "markdown").stdout
+    assert f"| {name} |" in markdown and f"{kind} ({field[0]} {field[1]}" in markdown, \
+        f"{what} markdown: {markdown}"
+    print(f"(b) {what}:{line.split(':', 1)[1]}")
+
+
+@pytest.mark.parametrize("name, what, edit, source", REBUILT_CASES,
+                         ids=[field_id(c) for c in REBUILT_CASES])
+def test_c_digest_changed_under_same_version_is_rebuilt(rootlock, base, tmp_path, name, what,
+                                                        edit, source):
+    after = write(tmp_path / "pylock.rebuilt.toml", pip_text(changed(name, edit)))
+    proc = rootlock_run(rootlock, "diff", base["uv"], after, "--json")
+    out = json_or_none(proc.stdout) or {}
+    packages = out.get("packages", [])
+    rebuilt = packages[0]["rebuilt"] if len(packages) == 1 else []
+    assert proc.returncode == 1 and len(packages) == 1 and \
+        packages[0]["changes"] == ["rebuilt"] and len(rebuilt) == 1 and \
+        rebuilt[0]["kind"] == source and rebuilt[0]["before"] == SHA_A and \
+        rebuilt[0]["after"] == SHA_B, f"{what}: exit {proc.returncode}: {packages}"
+    text = rootlock_run(rootlock, "diff", base["uv"], after).stdout
+    loud = [ln for ln in text.splitlines() if ln.strip().startswith("!")]
+    assert len(loud) == 1 and f"rebuilt {source} " in loud[0] and name in loud[0], \
+        f"{what} text: {text}"
+    markdown = rootlock_run(rootlock, "diff", base["uv"], after, "--format", "markdown").stdout
+    assert "> **Warning:** " + name in markdown, f"{what} markdown: {markdown}"
+    print(f"(c) {what}: {loud[0].strip()}")
+
+
+def test_d_wheels_to_git_checkout_is_source_changed(rootlock, base, tmp_path):
+    def to_vcs(package):
+        package.pop("wheels")
+        package.pop("index")
+        package["vcs"] = {"type": "git", "url": "https://github.com/kjd/idna",
+                          "commit-id": COMMIT_B}
+    after = write(tmp_path / "pylock.vcs.toml", uv_text(changed("idna", to_vcs)))
+    proc = rootlock_run(rootlock, "diff", base["pip"], after, "--json")
+    out = json_or_none(proc.stdout) or {}
+    packages = out.get("packages", [])
+    # uv names no index for a git checkout: the index went too.
+    assert proc.returncode == 1 and len(packages) == 1 and \
+        packages[0]["changes"] == ["index-moved", "source-changed"] and \
+        packages[0]["source"] == {"before": "wheels", "after": "vcs"}, \
+        f"wheels -> vcs: exit {proc.returncode}: {packages}"
+    text = rootlock_run(rootlock, "diff", base["pip"], after).stdout
+    assert "idna 3.10: source wheels -> vcs (source-changed)" in text, f"text: {text}"
+    print("(d) " + " / ".join(ln.strip() for ln in text.strip().splitlines()[1:]))
+
+
+@pytest.fixture(scope="module")
+def find_links(scratch):
+    """uv's lock of wheels from a find-links page: `hashes = {}` for each."""
+    return write(os.path.join(scratch, "pylock.find-links.toml"), FIND_LINKS)
+
+
+@pytest.fixture(scope="module")
+def find_links_ours(scratch):
+    """FIND_LINKS as a rootlock lock (a base to take, the same empty hashes) and a root whose
+    venv holds localpkg, for the commands that read a lock without installing from it."""
+    ours = write(os.path.join(scratch, "pylock.ours.toml"), FIND_LINKS + """
 [tool.rootlock]
 recipe = "r.toml"
-recipe-sha256 = "''' + SHA_A + '''"
+recipe-sha256 = \"""" + SHA_A + """\"
 source-date-epoch = 0
 
 [tool.rootlock.target]
@@ -303,37 +300,61 @@ arch = "x86_64"
 [tool.rootlock.base]
 kind = "tarball"
 url = "https://example.org/base.tar.zst"
-sha256 = "''' + SHA_B + '''"
-''')
-        root = os.path.join(work, "root")
-        site = os.path.join(root, "opt/venv/lib/python3.11/site-packages")
-        os.makedirs(os.path.join(site, "localpkg-1.0.dist-info"))
-        os.makedirs(os.path.join(root, "opt/venv/bin"))
-        write(os.path.join(root, "opt/venv/pyvenv.cfg"), "home = /usr/bin\nversion = 3.11.2\n")
-        write(os.path.join(site, "localpkg-1.0.dist-info/METADATA"),
-              "Metadata-Version: 2.1\nName: localpkg\nVersion: 1.0\n")
-        write(os.path.join(site, "localpkg-1.0.dist-info/RECORD"),
-              "localpkg-1.0.dist-info/METADATA,,\nlocalpkg-1.0.dist-info/RECORD,,\n")
-        frozen = os.path.join(work, "pylock.frozen.toml")
-        proc = run([rootlock, "freeze", "/opt/venv", "--root", root, "--base-from", ours,
-                    "-o", frozen])
-        warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
-        fail.expect(proc.returncode == 0 and len(warnings) == 2 and
-                    "localpkg-1.0-py3-none-any.whl" in warnings[0] and os.path.exists(frozen),
-                    f"(e) freeze --base-from: exit {proc.returncode}: {proc.stderr}")
-        proc = run([rootlock, "check", "--root", root, "--lock", ours, "/opt/venv"])
-        warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
-        fail.expect(proc.returncode in (0, 1) and len(warnings) == 2,
-                    f"(e) check --lock: exit {proc.returncode}: {proc.stderr}")
-        print(f"(e) freeze --base-from and check --lock: {len(warnings)} warnings each")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if fail.items:
-        print(f"{len(fail.items)} expectation(s) failed")
-        return 1
-    print("all expectations met")
-    return 0
+sha256 = \"""" + SHA_B + """\"
+""")
+    root = os.path.join(scratch, "root")
+    site = os.path.join(root, "opt/venv/lib/python3.11/site-packages")
+    os.makedirs(os.path.join(site, "localpkg-1.0.dist-info"))
+    os.makedirs(os.path.join(root, "opt/venv/bin"))
+    write(os.path.join(root, "opt/venv/pyvenv.cfg"), "home = /usr/bin\nversion = 3.11.2\n")
+    write(os.path.join(site, "localpkg-1.0.dist-info/METADATA"),
+          "Metadata-Version: 2.1\nName: localpkg\nVersion: 1.0\n")
+    write(os.path.join(site, "localpkg-1.0.dist-info/RECORD"),
+          "localpkg-1.0.dist-info/METADATA,,\nlocalpkg-1.0.dist-info/RECORD,,\n")
+    return ours, root
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+def test_e_empty_hashes_diff_warns_per_artifact_and_compares(rootlock, base, find_links):
+    proc = rootlock_run(rootlock, "diff", find_links, base["uv"])
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
+    assert proc.returncode == 1 and len(warnings) == 2 and \
+        len(proc.stderr.splitlines()) == 2 and \
+        "localpkg 1.0: wheel localpkg-1.0-py3-none-any.whl has an empty hashes " \
+        "table" in warnings[0] and \
+        "other 2.0: wheel other-2.0-py3-none-any.whl" in warnings[1] and \
+        "- localpkg 1.0" in proc.stdout, \
+        f"diff: exit {proc.returncode}: {proc.stderr}{proc.stdout}"
+    for line in warnings:
+        print(f"(e) diff: {line}")
+
+
+def test_e_empty_hashes_build_refuses_naming_every_artifact(rootlock, find_links):
+    proc = rootlock_run(rootlock, "build", find_links)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and \
+        "2 artifacts have an empty hashes table" in lines[0] and \
+        "localpkg-1.0-py3-none-any.whl" in lines[0] and \
+        "other-2.0-py3-none-any.whl" in lines[0], \
+        f"build: exit {proc.returncode}: {proc.stderr}"
+    print(f"(e) build: {lines[0]}")
+
+
+# freeze --base-from and check --lock read a lock without installing from it: the same warnings.
+def test_e_empty_hashes_freeze_base_from_warns(rootlock, scratch, find_links_ours):
+    ours, root = find_links_ours
+    frozen = os.path.join(scratch, "pylock.frozen.toml")
+    proc = rootlock_run(rootlock, "freeze", "/opt/venv", "--root", root, "--base-from", ours,
+                        "-o", frozen)
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
+    assert proc.returncode == 0 and len(warnings) == 2 and \
+        "localpkg-1.0-py3-none-any.whl" in warnings[0] and os.path.exists(frozen), \
+        f"freeze --base-from: exit {proc.returncode}: {proc.stderr}"
+
+
+def test_e_empty_hashes_check_lock_warns(rootlock, find_links_ours):
+    ours, root = find_links_ours
+    proc = rootlock_run(rootlock, "check", "--root", root, "--lock", ours, "/opt/venv")
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
+    assert proc.returncode in (0, 1) and len(warnings) == 2, \
+        f"check --lock: exit {proc.returncode}: {proc.stderr}"
+    print(f"(e) check --lock: {len(warnings)} warnings")
