@@ -1,7 +1,5 @@
 """End-to-end: `rootlock freeze` names the environment's own Python, not the root's.
 
-Usage: test_freeze_python.py ROOTLOCK
-
 The root is this machine's own / (its /usr/bin/python3.N, whose version dpkg records: 3.11.2 on
 Debian 12). Beside it, in a temporary directory, a prefix laid out as pyenv's and python.org's
 `make install` lay one out: bin/python3.N (a copy of the root's real ELF interpreter, so its own
@@ -18,14 +16,14 @@ pip). Then, each `freeze --no-debian` (the root's dpkg files are not what is tes
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import tomllib
 from collections import namedtuple
 
+import pytest
+
 from fixtures import pip_like, wheel_builder
-from fixtures.failures import Failures
+from fixtures.cli import run
 
 PATCHLEVEL = """\
 /* Python version identification scheme.
@@ -52,26 +50,22 @@ PATCHLEVEL = """\
 Wheel = namedtuple("Wheel", "path name version files")
 
 
-def run(argv):
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
-
-
 def root_python():
     """The root's interpreter (/usr/bin/python3.N) and the version dpkg records for it."""
     interpreter = os.path.realpath("/usr/bin/python3")
     minor = os.path.basename(interpreter)[len("python"):]
-    proc = run(["dpkg-query", "-W", "-f", "${Version}", "python" + minor])
+    proc = run(["dpkg-query", "-W", "-f", "${Version}", "python" + minor], timeout=300)
     full = re.match(r"^(?:\d+:)?(\d+\.\d+\.\d+)", proc.stdout) if proc.returncode == 0 else None
     return interpreter, minor, (full.group(1) if full else "")
 
 
 def install(site_packages, wheels):
     """Real pip when this Python has it; else pip_like (the same layout, checked against pip)."""
-    has_pip = run([sys.executable, "-m", "pip", "--version"]).returncode == 0
+    has_pip = run([sys.executable, "-m", "pip", "--version"], timeout=300).returncode == 0
     if has_pip:
         proc = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
                     "--no-compile", "--disable-pip-version-check", "--target", site_packages,
-                    *[w.path for w in wheels]])
+                    *[w.path for w in wheels]], timeout=300)
         if proc.returncode == 0:
             return "pip"
         print(f"pip failed, using pip_like: {proc.stderr.strip()[:300]}")
@@ -91,7 +85,7 @@ def make_prefix(work, interpreter, minor, wheels):
 
 
 def freeze(rootlock, prefix, out):
-    proc = run([rootlock, "freeze", prefix, "--no-debian", "-o", out])
+    proc = run([rootlock, "freeze", prefix, "--no-debian", "-o", out], timeout=300)
     target = {}
     if proc.returncode == 0:
         with open(out, "rb") as f:
@@ -100,83 +94,88 @@ def freeze(rootlock, prefix, out):
     return proc, target, notes
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    fail = Failures()
+@pytest.fixture(scope="module")
+def python():
+    """(interpreter, minor, the root's full version, the prefix's own full version)."""
     interpreter, minor, root_full = root_python()
     if not root_full:
-        print(f"skipped: dpkg names no version for {interpreter}")
-        return 0
+        pytest.skip(f"dpkg names no version for {interpreter}")
     micro = int(root_full.split(".")[2])
-    own_micro = micro + 5  # any other release of the same minor
-    own_full = f"3.{minor.split('.')[1]}.{own_micro}"
-    work = tempfile.mkdtemp(prefix="rootlock-freeze-python-")
-    try:
-        wheels_dir = os.path.join(work, "wheels")
-        os.makedirs(wheels_dir)
-        specs = [wheel_builder.WheelSpec("six", "1.17.0", {"six.py": b"__version__ = '1.17.0'\n"}),
-                 wheel_builder.WheelSpec("idna", "3.10", {"idna/__init__.py": b"",
-                                                          "idna/core.py": b"def encode(): pass\n"})]
-        wheels = [Wheel(wheel_builder.build_wheel(s, wheels_dir).path, s.name, s.version,
-                        s.files) for s in specs]
-        prefix, site, installer = make_prefix(work, interpreter, minor, wheels)
-        print(f"root: {interpreter} {root_full}; prefix {prefix} claims {own_full} "
-              f"(installed by {installer})")
-
-        # (a) headers of the prefix's own build.
-        header_dir = os.path.join(prefix, "include", "python" + minor)
-        os.makedirs(header_dir)
-        with open(os.path.join(header_dir, "patchlevel.h"), "w") as f:
-            f.write(PATCHLEVEL.format(minor=minor.split(".")[1], micro=own_micro))
-        proc, target, notes = freeze(rootlock, prefix, os.path.join(work, "a.toml"))
-        expected = (f"note: the environment's Python {own_full} ({header_dir}/patchlevel.h) is "
-                    f"not the root's {interpreter} {root_full}")
-        fail.expect(proc.returncode == 0 and target.get("python-full") == own_full and
-                    target.get("python") == minor and expected in notes and
-                    "froze 2 distributions" in proc.stderr,
-                    f"(a) exit {proc.returncode}: {target} {proc.stderr}")
-        print(f"(a) python-full {target.get('python-full')!r}; {notes}")
-
-        # (b) conda: no headers, a conda-meta record.
-        shutil.rmtree(os.path.join(prefix, "include"))
-        os.makedirs(os.path.join(prefix, "conda-meta"))
-        record = f"python-{own_full}-h955ad1f_0.json"
-        for name in ("python-dateutil-2.9.0-pyhd8ed1ab_0.json", record):
-            with open(os.path.join(prefix, "conda-meta", name), "w") as f:
-                f.write("{}\n")
-        proc, target, notes = freeze(rootlock, prefix, os.path.join(work, "b.toml"))
-        fail.expect(proc.returncode == 0 and target.get("python-full") == own_full and
-                    any(record in n for n in notes),
-                    f"(b) exit {proc.returncode}: {target} {proc.stderr}")
-        print(f"(b) python-full {target.get('python-full')!r} from conda-meta")
-
-        # (c) nothing in the prefix says its version: unknown, never the root's.
-        shutil.rmtree(os.path.join(prefix, "conda-meta"))
-        proc, target, notes = freeze(rootlock, prefix, os.path.join(work, "c.toml"))
-        fail.expect(proc.returncode == 0 and target.get("python-full") == "" and
-                    any("names no full version" in n for n in notes),
-                    f"(c) exit {proc.returncode}: {target} {proc.stderr}")
-        print(f"(c) python-full {target.get('python-full')!r}; {notes}")
-
-        # (d) a venv of the root's own interpreter.
-        venv = os.path.join(work, "venv")
-        made = run([interpreter, "-m", "venv", "--without-pip", venv])
-        if made.returncode != 0:
-            print(f"(d) skipped: {interpreter} -m venv failed: {made.stderr.strip()[:200]}")
-        else:
-            proc, target, notes = freeze(rootlock, venv, os.path.join(work, "d.toml"))
-            fail.expect(proc.returncode == 0 and target.get("python-full") == root_full and
-                        not any("is not the root's" in n or "full version" in n for n in notes),
-                        f"(d) exit {proc.returncode}: {target} {proc.stderr}")
-            print(f"(d) venv of the root's Python: python-full {target.get('python-full')!r}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if fail.items:
-        print(f"{len(fail.items)} expectation(s) failed")
-        return 1
-    print("all expectations met")
-    return 0
+    own_full = f"3.{minor.split('.')[1]}.{micro + 5}"  # any other release of the same minor
+    return interpreter, minor, root_full, own_full
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+@pytest.fixture(scope="module")
+def installed_prefix(scratch, python):
+    """The prefix with its two distributions installed; each case takes a copy of it."""
+    interpreter, minor, root_full, own_full = python
+    wheels_dir = os.path.join(scratch, "wheels")
+    os.makedirs(wheels_dir)
+    specs = [wheel_builder.WheelSpec("six", "1.17.0", {"six.py": b"__version__ = '1.17.0'\n"}),
+             wheel_builder.WheelSpec("idna", "3.10", {"idna/__init__.py": b"",
+                                                      "idna/core.py": b"def encode(): pass\n"})]
+    wheels = [Wheel(wheel_builder.build_wheel(s, wheels_dir).path, s.name, s.version,
+                    s.files) for s in specs]
+    prefix, _, installer = make_prefix(scratch, interpreter, minor, wheels)
+    print(f"root: {interpreter} {root_full}; prefix {prefix} claims {own_full} "
+          f"(installed by {installer})")
+    return prefix
+
+
+@pytest.fixture
+def prefix(installed_prefix, tmp_path):
+    """A copy of the installed prefix for one case to add to."""
+    copy = str(tmp_path / "prefix")
+    shutil.copytree(installed_prefix, copy, symlinks=True)
+    return copy
+
+
+def test_a_prefix_headers_give_its_own_version_and_a_note(rootlock, python, prefix, tmp_path):
+    interpreter, minor, root_full, own_full = python
+    header_dir = os.path.join(prefix, "include", "python" + minor)
+    os.makedirs(header_dir)
+    with open(os.path.join(header_dir, "patchlevel.h"), "w") as f:
+        f.write(PATCHLEVEL.format(minor=minor.split(".")[1], micro=own_full.split(".")[2]))
+    proc, target, notes = freeze(rootlock, prefix, str(tmp_path / "a.toml"))
+    expected = (f"note: the environment's Python {own_full} ({header_dir}/patchlevel.h) is "
+                f"not the root's {interpreter} {root_full}")
+    assert proc.returncode == 0 and target.get("python-full") == own_full and \
+        target.get("python") == minor and expected in notes and \
+        "froze 2 distributions" in proc.stderr, \
+        f"exit {proc.returncode}: {target} {proc.stderr}"
+    print(f"(a) python-full {target.get('python-full')!r}; {notes}")
+
+
+def test_b_conda_meta_record_gives_its_version(rootlock, python, prefix, tmp_path):
+    own_full = python[3]
+    # No headers, a conda-meta record.
+    os.makedirs(os.path.join(prefix, "conda-meta"))
+    record = f"python-{own_full}-h955ad1f_0.json"
+    for name in ("python-dateutil-2.9.0-pyhd8ed1ab_0.json", record):
+        with open(os.path.join(prefix, "conda-meta", name), "w") as f:
+            f.write("{}\n")
+    proc, target, notes = freeze(rootlock, prefix, str(tmp_path / "b.toml"))
+    assert proc.returncode == 0 and target.get("python-full") == own_full and \
+        any(record in n for n in notes), f"exit {proc.returncode}: {target} {proc.stderr}"
+    print(f"(b) python-full {target.get('python-full')!r} from conda-meta")
+
+
+def test_c_nothing_names_the_version_empty_never_the_roots(rootlock, prefix, tmp_path):
+    proc, target, notes = freeze(rootlock, prefix, str(tmp_path / "c.toml"))
+    assert proc.returncode == 0 and target.get("python-full") == "" and \
+        any("names no full version" in n for n in notes), \
+        f"exit {proc.returncode}: {target} {proc.stderr}"
+    print(f"(c) python-full {target.get('python-full')!r}; {notes}")
+
+
+def test_d_venv_of_the_roots_python_its_version_no_note(rootlock, python, tmp_path):
+    interpreter, _, root_full, _ = python
+    venv = str(tmp_path / "venv")
+    made = run([interpreter, "-m", "venv", "--without-pip", venv], timeout=300)
+    if made.returncode != 0:
+        pytest.skip(f"{interpreter} -m venv failed: {made.stderr.strip()[:200]}")
+    proc, target, notes = freeze(rootlock, venv, str(tmp_path / "d.toml"))
+    assert proc.returncode == 0 and target.get("python-full") == root_full and \
+        not any("is not the root's" in n or "full version" in n for n in notes), \
+        f"exit {proc.returncode}: {target} {proc.stderr}"
+    print(f"(d) venv of the root's Python: python-full {target.get('python-full')!r}")
