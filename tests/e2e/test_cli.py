@@ -1,7 +1,5 @@
 """End-to-end: the command line's promises that the other tests do not exercise.
 
-Usage: test_cli.py ROOTLOCK
-
 - bad input gets one line on stderr and exit 2: an unknown option, a missing root, a corrupt
   tarball, an unknown --without distribution;
 - the NVIDIA driver's libraries count as host-provided by default (a program needing
@@ -15,14 +13,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
 
+import pytest
+
+from fixtures.cli import run_rootlock
 from fixtures.debian_root import copy_root
-
-
-def run(rootlock, *args):
-    return subprocess.run([rootlock, *args], capture_output=True, text=True, timeout=300)
 
 
 def build_gpu_program(root, scratch):
@@ -47,88 +42,112 @@ def build_gpu_program(root, scratch):
     shutil.copy(os.path.join(src, "libvendor.so.3"), os.path.join(root, "opt/vendor"))
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    failures = []
-
-    def expect(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
-
-    def one_line_exit_2(proc, what):
-        lines = proc.stderr.splitlines()
-        expect(proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("rootlock: "),
-               f"{what}: exit {proc.returncode}, stderr {proc.stderr.strip()!r}")
-
-    scratch = tempfile.mkdtemp(prefix="rootlock-cli-")
-    try:
-        one_line_exit_2(run(rootlock, "check", "--bogus"), "unknown option")
-        one_line_exit_2(run(rootlock, "check", "--root", "/nonexistent/root"), "missing root")
-        garbage = os.path.join(scratch, "garbage.tar.zst")
-        with open(garbage, "wb") as f:
-            f.write(b"\x28\xb5\x2f\xfd" + b"not really zstd" * 10)
-        one_line_exit_2(run(rootlock, "check", "--root", garbage), "corrupt tarball")
-
-        root = copy_root(scratch)
-        build_gpu_program(root, scratch)
-        one_line_exit_2(run(rootlock, "check", "--root", root, "--without", "no-such-dist",
-                            "/opt"), "unknown --without distribution")
-
-        proc = run(rootlock, "ldd", "--root", root, "--json", "/opt/gpu/prog")
-        loaded = {e["soname"]: e for e in json.loads(proc.stdout)[0]["loaded"]}
-        expect(loaded["libcuda.so.1"]["via"] == "host-provided" and
-               loaded["libcuda.so.1"]["path"] is None, "ldd: libcuda.so.1 is host-provided")
-        expect(loaded["libvendor.so.3"]["via"] == "not-found" and proc.returncode == 1,
-               "ldd: libvendor.so.3 not found, exit 1")
-
-        proc = run(rootlock, "ldd", "--root", root, "--json", "--ld-library-path", "/opt/vendor",
-                   "/opt/gpu/prog")
-        loaded = {e["soname"]: e for e in json.loads(proc.stdout)[0]["loaded"]}
-        expect(loaded["libvendor.so.3"]["via"] == "ld-library-path" and
-               loaded["libvendor.so.3"]["path"] == "/opt/vendor/libvendor.so.3" and
-               proc.returncode == 0, f"ldd --ld-library-path finds it: {loaded['libvendor.so.3']}")
-
-        def missing(*extra):
-            proc = run(rootlock, "check", "--root", root, "--json", *extra, "/opt/gpu")
-            report = json.loads(proc.stdout)
-            return proc.returncode, sorted(p["soname"] for p in report["problems"]
-                                           if p["kind"] == "missing-soname")
-
-        expect(missing() == (1, ["libvendor.so.3"]), f"check: only libvendor missing: {missing()}")
-        expect(missing("--host-provides", "libvendor.so.3") == (0, []),
-               "check --host-provides libvendor.so.3 passes")
-        expect(missing("--no-default-host-provides") == (1, ["libcuda.so.1", "libvendor.so.3"]),
-               "check --no-default-host-provides: libcuda.so.1 missing too")
-
-        # A file name that is not UTF-8 (Latin-1, as old archives have): reported in text and
-        # in JSON (its byte as U+FFFD), never an internal error.
-        latin1 = os.path.join(os.fsencode(root), b"opt/gpu/caf\xe9-prog")
-        shutil.copy(os.path.join(root, "opt/gpu/prog"), latin1)
-        for extra in ([], ["--json"]):
-            proc = subprocess.run([rootlock, "check", "--root", root, *extra, "/opt/gpu"],
-                                  capture_output=True, timeout=300)
-            if extra:
-                report = json.loads(proc.stdout.decode("utf-8", "strict")) if (
-                    proc.returncode == 1) else {"problems": []}
-                paths = [path for p in report["problems"] for path in p.get("needed_by", [])]
-                expect("/opt/gpu/caf\ufffd-prog" in paths,
-                       f"check --json: the Latin-1 name is reported: exit {proc.returncode}, "
-                       f"{paths} {proc.stderr[-300:]!r}")
-            else:
-                # Text keeps the name's own bytes, as ls does when its output is not a terminal.
-                expect(proc.returncode == 1 and b"caf\xe9-prog" in proc.stdout,
-                       f"check: the Latin-1 name is reported: exit {proc.returncode}, "
-                       f"{proc.stderr[-300:]!r}")
-        os.unlink(latin1)
-
-        proc = run(rootlock, "check", "--root", root, "/opt/gpu")
-        expect("\x1b[" not in proc.stdout and "libvendor.so.3" in proc.stdout,
-               "text output names the problem, without colour off a terminal")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return 1 if failures else 0
+@pytest.fixture(scope="module")
+def gpu_root(scratch):
+    """A Debian root copy with /opt/gpu/prog (see build_gpu_program) and /opt/vendor's copy."""
+    root = copy_root(scratch)
+    build_gpu_program(root, scratch)
+    return root
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+@pytest.fixture(scope="module")
+def garbage(scratch):
+    """A file that starts as zstd and is not."""
+    path = os.path.join(scratch, "garbage.tar.zst")
+    with open(path, "wb") as f:
+        f.write(b"\x28\xb5\x2f\xfd" + b"not really zstd" * 10)
+    return path
+
+
+BAD_INPUT = {
+    "unknown-option": ["check", "--bogus"],
+    "missing-root": ["check", "--root", "/nonexistent/root"],
+    "corrupt-tarball": ["check", "--root", "{garbage}"],
+    "unknown-without-dist": ["check", "--root", "{gpu_root}", "--without", "no-such-dist",
+                             "/opt"],
+}
+
+
+@pytest.mark.parametrize("args", list(BAD_INPUT.values()), ids=list(BAD_INPUT))
+def test_bad_input_one_line_exit_2(rootlock, request, args):
+    # Only the cases that name a fixture build it, so `-k unknown-option` needs no root.
+    args = [request.getfixturevalue(a[1:-1]) if a.startswith("{") else a for a in args]
+    proc = run_rootlock(rootlock, *args, timeout=300)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("rootlock: "), \
+        f"exit {proc.returncode}, stderr {proc.stderr.strip()!r}"
+
+
+def ldd_loaded(rootlock, root, *extra):
+    proc = run_rootlock(rootlock, "ldd", "--root", root, "--json", *extra, "/opt/gpu/prog",
+                        timeout=300)
+    return proc, {e["soname"]: e for e in json.loads(proc.stdout)[0]["loaded"]}
+
+
+def test_ldd_libcuda_host_provided_libvendor_not_found(rootlock, gpu_root):
+    proc, loaded = ldd_loaded(rootlock, gpu_root)
+    assert loaded["libcuda.so.1"]["via"] == "host-provided" and \
+        loaded["libcuda.so.1"]["path"] is None, f"libcuda.so.1: {loaded['libcuda.so.1']}"
+    assert loaded["libvendor.so.3"]["via"] == "not-found" and proc.returncode == 1, \
+        f"libvendor.so.3 not found, exit 1: exit {proc.returncode}, {loaded['libvendor.so.3']}"
+
+
+def test_ldd_ld_library_path_finds_the_copy(rootlock, gpu_root):
+    proc, loaded = ldd_loaded(rootlock, gpu_root, "--ld-library-path", "/opt/vendor")
+    assert loaded["libvendor.so.3"]["via"] == "ld-library-path" and \
+        loaded["libvendor.so.3"]["path"] == "/opt/vendor/libvendor.so.3" and \
+        proc.returncode == 0, f"exit {proc.returncode}, {loaded['libvendor.so.3']}"
+
+
+HOST_PROVIDES = {
+    "default-only-libvendor-missing": ([], (1, ["libvendor.so.3"])),
+    "host-provides-libvendor-passes": (["--host-provides", "libvendor.so.3"], (0, [])),
+    "no-default-host-provides-libcuda-missing-too": (
+        ["--no-default-host-provides"], (1, ["libcuda.so.1", "libvendor.so.3"])),
+}
+
+
+@pytest.mark.parametrize("extra, want", list(HOST_PROVIDES.values()), ids=list(HOST_PROVIDES))
+def test_check_host_provided_sonames(rootlock, gpu_root, extra, want):
+    proc = run_rootlock(rootlock, "check", "--root", gpu_root, "--json", *extra, "/opt/gpu",
+                        timeout=300)
+    report = json.loads(proc.stdout)
+    got = proc.returncode, sorted(p["soname"] for p in report["problems"]
+                                  if p["kind"] == "missing-soname")
+    assert got == want, f"(exit, missing sonames) {got}"
+
+
+@pytest.fixture
+def latin1_prog(gpu_root):
+    """A file name that is not UTF-8 (Latin-1, as old archives have), for one test."""
+    latin1 = os.path.join(os.fsencode(gpu_root), b"opt/gpu/caf\xe9-prog")
+    shutil.copy(os.path.join(gpu_root, "opt/gpu/prog"), latin1)
+    yield latin1
+    os.unlink(latin1)
+
+
+def check_bytes(rootlock, root, *extra):
+    return subprocess.run([rootlock, "check", "--root", root, *extra, "/opt/gpu"],
+                          capture_output=True, timeout=300)
+
+
+def test_latin1_name_reported_in_json(rootlock, gpu_root, latin1_prog):
+    # In JSON its byte is U+FFFD, never an internal error.
+    proc = check_bytes(rootlock, gpu_root, "--json")
+    report = json.loads(proc.stdout.decode("utf-8", "strict")) if (
+        proc.returncode == 1) else {"problems": []}
+    paths = [path for p in report["problems"] for path in p.get("needed_by", [])]
+    assert "/opt/gpu/caf\ufffd-prog" in paths, \
+        f"exit {proc.returncode}, {paths} {proc.stderr[-300:]!r}"
+
+
+def test_latin1_name_reported_in_text(rootlock, gpu_root, latin1_prog):
+    # Text keeps the name's own bytes, as ls does when its output is not a terminal.
+    proc = check_bytes(rootlock, gpu_root)
+    assert proc.returncode == 1 and b"caf\xe9-prog" in proc.stdout, \
+        f"exit {proc.returncode}, {proc.stderr[-300:]!r}"
+
+
+def test_text_names_the_problem_without_colour_off_a_terminal(rootlock, gpu_root):
+    proc = run_rootlock(rootlock, "check", "--root", gpu_root, "/opt/gpu", timeout=300)
+    assert "\x1b[" not in proc.stdout and "libvendor.so.3" in proc.stdout, proc.stdout[-600:]
