@@ -1,7 +1,5 @@
 """End-to-end: `rootlock check --root TARBALL` checks a rootfs tarball without extracting it.
 
-Usage: test_check_tarball.py ROOTLOCK
-
 1. The Debian root with the CUDA fixture env, packed as .tar.zst: check of the tarball gives the
    same report (objects, problems, notes) as check of the directory, before and after the cu13
    twins are uninstalled.
@@ -14,11 +12,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
-import tempfile
+
+import pytest
 
 from fixtures import cuda_env, pip_like
+from fixtures.cli import run, run_rootlock
 from fixtures.debian_root import copy_root
 
 HOST_SH = os.path.realpath("/bin/sh")
@@ -29,12 +28,11 @@ TWINS = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvi
 
 
 def check(rootlock, root, paths=("/opt/venv",)):
-    proc = subprocess.run([rootlock, "check", "--json", "--root", root, *paths],
-                          capture_output=True, text=True, timeout=600)
+    proc = run_rootlock(rootlock, "check", "--json", "--root", root, *paths, timeout=600)
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        sys.exit(f"no JSON from rootlock (exit {proc.returncode}): {proc.stderr}")
+        pytest.fail(f"no JSON from rootlock (exit {proc.returncode}): {proc.stderr}")
     report.pop("root", None)
     return proc.returncode, report
 
@@ -42,23 +40,24 @@ def check(rootlock, root, paths=("/opt/venv",)):
 def pack(root, out):
     # GNU tar as users make rootfs tarballs; numeric owners, zstd. Other tests hard-link the
     # same cached files meanwhile, which changes their ctime: tar then warns and exits 1.
-    proc = subprocess.run(["tar", "--zstd", "--numeric-owner", "--warning=no-file-changed",
-                           "-C", root, "-cf", out, "."], capture_output=True, text=True)
-    if proc.returncode not in (0, 1) or proc.stderr.strip():
-        sys.exit(f"tar failed ({proc.returncode}): {proc.stderr}")
+    proc = run(["tar", "--zstd", "--numeric-owner", "--warning=no-file-changed",
+                "-C", root, "-cf", out, "."])
+    assert proc.returncode in (0, 1) and not proc.stderr.strip(), \
+        f"tar failed ({proc.returncode}): {proc.stderr}"
+    print(f"packed {os.path.getsize(out) // 1024} KiB")
+    return out
 
 
-def compare(rootlock, root, tarball, label, failures):
+def compare(rootlock, root, tarball, label):
     rc_dir, dir_report = check(rootlock, root)
     rc_tar, tar_report = check(rootlock, tarball)
     same = rc_dir == rc_tar and dir_report == tar_report
     print(f"{label}: directory exit {rc_dir}, tarball exit {rc_tar}, "
           f"{dir_report['objects']} objects, {len(dir_report['problems'])} problems: "
           f"{'same report' if same else 'DIFFERENT'}")
-    if not same:
-        failures.append(label)
-        print(json.dumps(dir_report, indent=1)[:3000])
-        print(json.dumps(tar_report, indent=1)[:3000])
+    assert same, (f"{label}: directory exit {rc_dir}, tarball exit {rc_tar}\n"
+                  f"directory: {json.dumps(dir_report, indent=1)[:3000]}\n"
+                  f"tarball: {json.dumps(tar_report, indent=1)[:3000]}")
 
 
 def hostile_tarball(path):
@@ -97,48 +96,65 @@ def missing_sonames(report):
     return sorted(p["soname"] for p in report["problems"] if p["kind"] == "missing-soname")
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    failures = []
-    scratch = tempfile.mkdtemp(prefix="rootlock-tar-")
-    try:
-        root = copy_root(scratch)
-        info = cuda_env.build_cuda_env(root)
-        tarball = os.path.join(scratch, "root.tar.zst")
-        pack(root, tarball)
-        print(f"packed {os.path.getsize(tarball) // 1024} KiB")
-        compare(rootlock, root, tarball, "intact", failures)
-        for twin in TWINS:
-            pip_like.uninstall(info["site_packages_host"], twin)
-        os.unlink(tarball)
-        pack(root, tarball)
-        compare(rootlock, root, tarball, "after the cleanup", failures)
-
-        hostile = os.path.join(scratch, "hostile.tar")
-        hostile_tarball(hostile)
-        rc, report = check(rootlock, hostile, paths=())
-        unsafe = sorted(p["path"] for p in report["problems"] if p["kind"] == "unsafe-path")
-        print(f"hostile: exit {rc}, unsafe paths {unsafe}")
-        for expected in ("../evil", "/abs/file", "/etc/escape", ESCAPING_LIBC):
-            if not any(expected in path for path in unsafe):
-                failures.append(f"hostile: {expected} not reported")
-        if rc != 1 or report["ok"]:
-            failures.append(f"hostile: exit {rc}, ok {report['ok']}")
-        if "libc.so.6" not in missing_sonames(report):
-            failures.append(f"hostile: libc.so.6 was found through an escaping link: {report}")
-
-        unpacked = os.path.join(scratch, "hostile-dir")
-        hostile_directory(unpacked)
-        rc, report = check(rootlock, unpacked, paths=())
-        print(f"hostile directory: exit {rc}, missing {missing_sonames(report)}")
-        if rc != 1 or "libc.so.6" not in missing_sonames(report):
-            failures.append(f"hostile directory: the escaping link was followed: {report}")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    for failure in failures:
-        print("FAIL", failure)
-    return 1 if failures else 0
+@pytest.fixture(scope="module")
+def cuda_root(scratch):
+    """The CUDA fixture env (cu13 twins installed) in a copy of the Debian root: its info."""
+    return cuda_env.build_cuda_env(copy_root(scratch))
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+@pytest.fixture(scope="module")
+def cleaned_root(scratch, cuda_root):
+    """cuda_root with the cu13 twins uninstalled as pip does (a hard-linked copy: pip_like
+    only removes and renames, so cuda_root keeps its files)."""
+    root = os.path.join(scratch, "cleaned")
+    subprocess.run(["cp", "-al", cuda_root["root"], root], check=True)
+    for twin in TWINS:
+        pip_like.uninstall(os.path.join(root, cuda_root["site_packages"].lstrip("/")), twin)
+    return root
+
+
+def test_intact_tarball_report_equals_directory(rootlock, scratch, cuda_root):
+    tarball = pack(cuda_root["root"], os.path.join(scratch, "intact.tar.zst"))
+    compare(rootlock, cuda_root["root"], tarball, "intact")
+
+
+def test_after_cleanup_tarball_report_equals_directory(rootlock, scratch, cleaned_root):
+    tarball = pack(cleaned_root, os.path.join(scratch, "cleaned.tar.zst"))
+    compare(rootlock, cleaned_root, tarball, "after the cleanup")
+
+
+@pytest.fixture(scope="module")
+def hostile_report(rootlock, scratch):
+    hostile = os.path.join(scratch, "hostile.tar")
+    hostile_tarball(hostile)
+    rc, report = check(rootlock, hostile, paths=())
+    unsafe = sorted(p["path"] for p in report["problems"] if p["kind"] == "unsafe-path")
+    print(f"hostile: exit {rc}, unsafe paths {unsafe}")
+    return rc, report, unsafe
+
+
+@pytest.mark.parametrize("entry", ["../evil", "/abs/file", "/etc/escape", ESCAPING_LIBC],
+                         ids=["dotdot", "absolute", "escaping-link", "escaping-libc-link"])
+def test_hostile_tarball_entry_reported_unsafe(hostile_report, entry):
+    _, _, unsafe = hostile_report
+    assert any(entry in path for path in unsafe), f"{entry} not reported: unsafe paths {unsafe}"
+
+
+def test_hostile_tarball_exit_1_not_ok(hostile_report):
+    rc, report, _ = hostile_report
+    assert rc == 1 and not report["ok"], f"exit {rc}, ok {report['ok']}"
+
+
+def test_hostile_tarball_escaping_link_not_followed(hostile_report):
+    _, report, _ = hostile_report
+    assert "libc.so.6" in missing_sonames(report), \
+        f"libc.so.6 was found through an escaping link: {report}"
+
+
+def test_hostile_directory_escaping_link_not_followed(rootlock, scratch):
+    unpacked = os.path.join(scratch, "hostile-dir")
+    hostile_directory(unpacked)
+    rc, report = check(rootlock, unpacked, paths=())
+    print(f"hostile directory: exit {rc}, missing {missing_sonames(report)}")
+    assert rc == 1 and "libc.so.6" in missing_sonames(report), \
+        f"the escaping link was followed: exit {rc}, {report}"
