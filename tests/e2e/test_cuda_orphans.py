@@ -1,8 +1,6 @@
 """End-to-end: CUDA 13 libraries in a torch cu128 venv, loaded by nothing, then by the torch
 process, then failing there (issue 13, part 4).
 
-Usage: test_cuda_orphans.py ROOTLOCK
-
 A Debian root gets /opt/venv with torch 2.8.0+cu128 and its nvidia-*-cu12 wheels as stub ELF
 objects (fixtures/cuda_env.py), plus the CUDA 13 toolkit dists other packages leave in
 nvidia/cu13/lib (nvidia-cuda-runtime, nvidia-cublas, nvidia-nvjitlink 13). Then:
@@ -15,18 +13,22 @@ nvidia/cu13/lib (nvidia-cuda-runtime, nvidia-cublas, nvidia-nvjitlink 13). Then:
   c. the extension also needs a symbol no cuBLAS defines (a data reference: bound at load): the
      mix is an error naming that failure, beside the undefined-symbol error, exit 1; the real
      import fails on that symbol.
+Each case has a root of its own (b and c hard-linked copies of a's, the extension added), so
+any one of them runs alone.
 """
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
+from types import SimpleNamespace
+
+import pytest
 
 from fixtures import check_report, cuda_env, elf_stub, pip_like
 from fixtures.check_report import by_kind, summary
+from fixtures.cli import run_rootlock
 from fixtures.debian_root import copy_root, run_in_chroot
-from fixtures.failures import Failures
 
 EXT_DIST = "cu13ext"
 EXT = "cu13ext/_C.cpython-311-x86_64-linux-gnu.so"
@@ -36,8 +38,7 @@ MISSING_SYMBOL = "cublasLtRootlockMissing_13"
 def check(rootlock, root):
     """(exit code, JSON report or None, raw, text output) of `check` over the venv."""
     rc, report, raw = check_report.run_check(rootlock, root, [cuda_env.VENV])
-    text = subprocess.run([rootlock, "check", "--root", root, cuda_env.VENV], capture_output=True,
-                          text=True, timeout=300).stdout
+    text = run_rootlock(rootlock, "check", "--root", root, cuda_env.VENV, timeout=300).stdout
     return rc, report, raw, text
 
 
@@ -74,111 +75,142 @@ def install_extension(info, imports=()):
     return f"{info['site_packages']}/{EXT}"
 
 
-def step_a(fail, rootlock, root, orphans):
-    rc, out = real_import(root, "torch")
-    fail.expect(rc == 0, f"(a) import torch failed: {out}")
+def linked_copy(info, scratch, name):
+    """A hard-linked copy of info's root, and info pointing at it (pip_like writes by rename,
+    so installing into the copy leaves the original alone)."""
+    root = os.path.join(scratch, name)
+    subprocess.run(["cp", "-al", info["root"], root], check=True)
+    return dict(info, root=root,
+                site_packages_host=os.path.join(root, info["site_packages"].lstrip("/")))
+
+
+def observe(rootlock, root, modules, label):
+    """The real import and rootlock's check of one root, as the cases below read them."""
+    rc_import, out = real_import(root, modules)
     rc, report, raw, text = check(rootlock, root)
-    if not fail.expect(report is not None, f"(a) no JSON:\n{raw}"):
-        return
-    print(f"(a) orphans: exit {rc}, ok={report.get('ok')}; problems: {summary(report)}; "
-          f"import torch: exit 0")
+    assert report is not None, f"({label}) no JSON:\n{raw}"
+    print(f"({label}) exit {rc}, ok={report.get('ok')}; problems: {summary(report)}; "
+          f"import {modules}: exit {rc_import}")
+    return SimpleNamespace(import_rc=rc_import, import_out=out, rc=rc, report=report, text=text)
+
+
+@pytest.fixture(scope="module")
+def orphan_env(scratch):
+    """The cu12 torch venv with the CUDA 13 orphans beside it: (info, orphans)."""
+    data = cuda_env.load_data()
+    root = copy_root(scratch)
+    info = cuda_env.build_cuda_env(root, twins=False, data=data)
+    orphans = cuda_env.install_orphans(info, data)
+    print(f"built {len(info['dists'])} dists, {len(info['objects'])} ELF objects; orphans: "
+          + ", ".join(f"{n} {v}" for n, v, _ in orphans))
+    return info, orphans
+
+
+@pytest.fixture(scope="module")
+def unloaded(rootlock, orphan_env):
+    info, _ = orphan_env
+    return observe(rootlock, info["root"], "torch", "a")
+
+
+@pytest.fixture(scope="module")
+def mixed(rootlock, orphan_env, scratch):
+    info = linked_copy(orphan_env[0], scratch, "mixed")
+    ext = install_extension(info)
+    print(f"(b) loaded by {ext}")
+    return observe(rootlock, info["root"], "torch, cu13ext._C", "b")
+
+
+@pytest.fixture(scope="module")
+def failing(rootlock, orphan_env, scratch):
+    info = linked_copy(orphan_env[0], scratch, "failing")
+    install_extension(info, imports=(MISSING_SYMBOL,))
+    return observe(rootlock, info["root"], "torch, cu13ext._C", "c")
+
+
+def test_a_real_import_torch_works(unloaded):
+    assert unloaded.import_rc == 0, f"import torch failed: {unloaded.import_out}"
+
+
+def test_a_check_passes_without_a_mix(unloaded):
+    report = unloaded.report
     errors = [p for p in report["problems"] if p.get("severity") == "error"]
-    fail.expect(rc == 0 and report.get("ok") is True and not errors,
-                f"(a) exit {rc}, errors: {json.dumps(errors)[:2000]}")
-    fail.expect(not by_kind(report, "cuda-major-mix"),
-                f"(a) a mix from libraries nothing loads: {by_kind(report, 'cuda-major-mix')}")
-    found = by_kind(report, "cuda-unloaded-major")
-    if not fail.expect(len(found) == 1, f"(a) expected one cuda-unloaded-major, got {found}"):
-        return
+    assert unloaded.rc == 0 and report.get("ok") is True and not errors, \
+        f"exit {unloaded.rc}, errors: {json.dumps(errors)[:2000]}"
+    assert not by_kind(report, "cuda-major-mix"), \
+        f"a mix from libraries nothing loads: {by_kind(report, 'cuda-major-mix')}"
+
+
+def test_a_one_unloaded_major_warning_names_the_orphans(unloaded, orphan_env):
+    _, orphans = orphan_env
+    found = by_kind(unloaded.report, "cuda-unloaded-major")
+    assert len(found) == 1, f"expected one cuda-unloaded-major, got {found}"
     p = found[0]
     dists = [(d["dist"], d["version"]) for d in p.get("distributions", [])]
     want = sorted((name, version) for name, version, _ in orphans)
-    fail.expect(p.get("severity") == "warning" and p.get("cuda_major") == 13
-                and p.get("loaded_majors") == [12] and dists == want,
-                f"(a) cuda-unloaded-major: {p}; expected distributions {want}")
+    assert p.get("severity") == "warning" and p.get("cuda_major") == 13 \
+        and p.get("loaded_majors") == [12] and dists == want, \
+        f"cuda-unloaded-major: {p}; expected distributions {want}"
     cuda_objects = {o for _, _, objs in orphans for o in objs if "libnvblas" not in o}
-    fail.expect(cuda_objects <= set(p.get("libraries", [])),
-                f"(a) libraries {p.get('libraries')} lack {sorted(cuda_objects)}")
+    assert cuda_objects <= set(p.get("libraries", [])), \
+        f"libraries {p.get('libraries')} lack {sorted(cuda_objects)}"
+
+
+def test_a_text_names_the_unloaded_distributions(unloaded, orphan_env):
+    _, orphans = orphan_env
+    want = sorted((name, version) for name, version, _ in orphans)
     line = "CUDA 13 libraries that nothing loads: " + ", ".join(f"{n} {v}" for n, v in want)
-    fail.expect(line in text, f"(a) the text lacks {line!r}:\n{text}")
+    assert line in unloaded.text, f"the text lacks {line!r}:\n{unloaded.text}"
     print(f"(a) text: {line}")
 
 
-def step_b(fail, rootlock, info):
-    root = info["root"]
-    ext = install_extension(info)
-    rc, out = real_import(root, "torch, cu13ext._C")
-    fail.expect(rc == 0, f"(b) import torch, cu13ext._C failed: {out}")
-    rc, report, raw, text = check(rootlock, root)
-    if not fail.expect(report is not None, f"(b) no JSON:\n{raw}"):
-        return
-    print(f"(b) loaded by {ext}: exit {rc}, ok={report.get('ok')}; problems: {summary(report)}; "
-          f"real import: exit 0")
-    fail.expect(rc == 0 and report.get("ok") is True, f"(b) exit {rc}: {report['problems']}")
-    mixes = by_kind(report, "cuda-major-mix")
-    if fail.expect(len(mixes) == 1, f"(b) expected one cuda-major-mix, got {mixes}"):
-        p = mixes[0]
-        fail.expect(p.get("severity") == "warning" and p.get("family") == "cublas"
-                    and p.get("majors") == [12, 13] and "failures" not in p,
-                    f"(b) the mix: {p}")
-        fail.expect(any(o.endswith("nvidia/cu13/lib/libcublas.so.13") for o in p["objects"])
-                    and any(o.endswith("nvidia/cublas/lib/libcublas.so.12") for o in p["objects"]),
-                    f"(b) the mix's objects: {p['objects']}")
-    fail.expect("cublas: CUDA 12 and 13 in one process" in text, f"(b) text:\n{text}")
+def test_b_real_import_with_cublas_12_and_13_works(mixed):
+    assert mixed.import_rc == 0, f"import torch, cu13ext._C failed: {mixed.import_out}"
 
 
-def step_c(fail, rootlock, info):
-    root = info["root"]
-    install_extension(info, imports=(MISSING_SYMBOL,))
-    rc_import, out = real_import(root, "torch, cu13ext._C")
-    fail.expect(rc_import != 0 and f"undefined symbol: {MISSING_SYMBOL}" in out,
-                f"(c) the real import should fail on {MISSING_SYMBOL}: exit {rc_import}, {out}")
-    rc, report, raw, text = check(rootlock, root)
-    if not fail.expect(report is not None, f"(c) no JSON:\n{raw}"):
-        return
-    print(f"(c) with {MISSING_SYMBOL}: exit {rc}, ok={report.get('ok')}; problems: "
-          f"{summary(report)}; real import: exit {rc_import}: {out.splitlines()[-1]}")
-    fail.expect(rc == 1 and report.get("ok") is False, f"(c) exit {rc}")
-    mixes = by_kind(report, "cuda-major-mix")
-    if fail.expect(len(mixes) == 1, f"(c) expected one cuda-major-mix, got {mixes}"):
-        p = mixes[0]
-        failures = p.get("failures", [])
-        fail.expect(p.get("severity") == "error"
-                    and any(MISSING_SYMBOL in f and EXT in f for f in failures),
-                    f"(c) the mix should be an error naming {MISSING_SYMBOL}: {p}")
-        print(f"(c) cuda-major-mix error: {failures}")
-    symbols = by_kind(report, "undefined-symbol")
-    fail.expect(any(s.get("severity") == "error"
-                    and MISSING_SYMBOL in json.dumps(s.get("symbols")) for s in symbols),
-                f"(c) undefined-symbol for {MISSING_SYMBOL}: {symbols}")
-    fail.expect("and it fails:" in text and MISSING_SYMBOL in text, f"(c) text:\n{text}")
+def test_b_check_passes_with_a_cublas_mix_warning(mixed):
+    assert mixed.rc == 0 and mixed.report.get("ok") is True, \
+        f"exit {mixed.rc}: {mixed.report['problems']}"
+    mixes = by_kind(mixed.report, "cuda-major-mix")
+    assert len(mixes) == 1, f"expected one cuda-major-mix, got {mixes}"
+    p = mixes[0]
+    assert p.get("severity") == "warning" and p.get("family") == "cublas" \
+        and p.get("majors") == [12, 13] and "failures" not in p, f"the mix: {p}"
+    assert any(o.endswith("nvidia/cu13/lib/libcublas.so.13") for o in p["objects"]) \
+        and any(o.endswith("nvidia/cublas/lib/libcublas.so.12") for o in p["objects"]), \
+        f"the mix's objects: {p['objects']}"
 
 
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    rootlock = os.path.abspath(argv[1])
-    fail = Failures()
-    data = cuda_env.load_data()
-    parent = tempfile.mkdtemp(prefix="rootlock-cuda-orphans-")
-    try:
-        root = copy_root(parent)
-        info = cuda_env.build_cuda_env(root, twins=False, data=data)
-        orphans = cuda_env.install_orphans(info, data)
-        print(f"built {len(info['dists'])} dists, {len(info['objects'])} ELF objects; orphans: "
-              + ", ".join(f"{n} {v}" for n, v, _ in orphans))
-        step_a(fail, rootlock, root, orphans)
-        step_b(fail, rootlock, info)
-        step_c(fail, rootlock, info)
-    finally:
-        if os.environ.get("ROOTLOCK_KEEP_ROOT"):
-            print("kept", parent)
-        else:
-            shutil.rmtree(parent, ignore_errors=True)
-    print(f"{len(fail.items)} failures" if fail.items else "all expectations met")
-    return 1 if fail.items else 0
+def test_b_text_says_cublas_12_and_13_in_one_process(mixed):
+    assert "cublas: CUDA 12 and 13 in one process" in mixed.text, f"text:\n{mixed.text}"
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+def test_c_real_import_fails_on_the_missing_symbol(failing):
+    out = failing.import_out
+    assert failing.import_rc != 0 and f"undefined symbol: {MISSING_SYMBOL}" in out, \
+        f"the real import should fail on {MISSING_SYMBOL}: exit {failing.import_rc}, " \
+        f"{out}"
+    print(f"(c) real import: exit {failing.import_rc}: {out.splitlines()[-1]}")
+
+
+def test_c_check_fails_the_mix_is_an_error_naming_the_symbol(failing):
+    assert failing.rc == 1 and failing.report.get("ok") is False, f"exit {failing.rc}"
+    mixes = by_kind(failing.report, "cuda-major-mix")
+    assert len(mixes) == 1, f"expected one cuda-major-mix, got {mixes}"
+    p = mixes[0]
+    failures = p.get("failures", [])
+    assert p.get("severity") == "error" \
+        and any(MISSING_SYMBOL in f and EXT in f for f in failures), \
+        f"the mix should be an error naming {MISSING_SYMBOL}: {p}"
+    print(f"(c) cuda-major-mix error: {failures}")
+
+
+def test_c_undefined_symbol_error_beside_the_mix(failing):
+    symbols = by_kind(failing.report, "undefined-symbol")
+    assert any(s.get("severity") == "error"
+               and MISSING_SYMBOL in json.dumps(s.get("symbols")) for s in symbols), \
+        f"undefined-symbol for {MISSING_SYMBOL}: {symbols}"
+
+
+def test_c_text_says_and_it_fails(failing):
+    assert "and it fails:" in failing.text and MISSING_SYMBOL in failing.text, \
+        f"text:\n{failing.text}"
