@@ -19,7 +19,6 @@ any one of them runs alone.
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from types import SimpleNamespace
 
@@ -75,15 +74,6 @@ def install_extension(info, imports=()):
     return f"{info['site_packages']}/{EXT}"
 
 
-def linked_copy(info, scratch, name):
-    """A hard-linked copy of info's root, and info pointing at it (pip_like writes by rename,
-    so installing into the copy leaves the original alone)."""
-    root = os.path.join(scratch, name)
-    subprocess.run(["cp", "-al", info["root"], root], check=True)
-    return dict(info, root=root,
-                site_packages_host=os.path.join(root, info["site_packages"].lstrip("/")))
-
-
 def observe(rootlock, root, modules, label):
     """The real import and rootlock's check of one root, as the cases below read them."""
     rc_import, out = real_import(root, modules)
@@ -114,7 +104,7 @@ def unloaded(rootlock, orphan_env):
 
 @pytest.fixture(scope="module")
 def mixed(rootlock, orphan_env, scratch):
-    info = linked_copy(orphan_env[0], scratch, "mixed")
+    info = cuda_env.linked_copy(orphan_env[0], os.path.join(scratch, "mixed"))
     ext = install_extension(info)
     print(f"(b) loaded by {ext}")
     return observe(rootlock, info["root"], "torch, cu13ext._C", "b")
@@ -122,7 +112,7 @@ def mixed(rootlock, orphan_env, scratch):
 
 @pytest.fixture(scope="module")
 def failing(rootlock, orphan_env, scratch):
-    info = linked_copy(orphan_env[0], scratch, "failing")
+    info = cuda_env.linked_copy(orphan_env[0], os.path.join(scratch, "failing"))
     install_extension(info, imports=(MISSING_SYMBOL,))
     return observe(rootlock, info["root"], "torch, cu13ext._C", "c")
 
