@@ -1,14 +1,12 @@
 """End-to-end differential: rootlock ldd against the real ld.so, object by object, on whole trees.
 
-Usage: test_referee_debian.py ROOTLOCK   (or --referee-only: run and summarise ld.so only)
-
 Three trees, each listed by the real ld.so inside the chroot (fixtures/referee.py: trace mode,
 as Debian's ldd, batched) and by `rootlock ldd --root ROOT --json --hwcaps <this CPU's levels>`:
   1. every ELF object of a real Debian 12 root: regular files under /usr whose first 4 bytes
      are \\x7fELF (the merged-/usr symlinks /lib, /lib64, /bin, /sbin are not walked again; a
      top-level directory that is not a symlink would be);
   2. every ELF object of the loader-rule fixtures (fixtures/loader_rules.py) under /opt/rules;
-  3. every ELF object of the CUDA stub environment (fixtures/cuda_env.py), when it exists.
+  3. every ELF object of the CUDA stub environment (fixtures/cuda_env.py).
 Each object is the main program, as `ld.so FILE` makes it; the lists must be equal, in order.
 How the outcomes that are not a list compare (see fixtures/referee.py):
   - "statically linked" (no DT_NEEDED: static-pie ld.so and ldconfig, leaf libraries):
@@ -16,14 +14,16 @@ How the outcomes that are not a list compare (see fixtures/referee.py):
   - a fatal ld.so error (exit 127, e.g. "invalid ELF header", "file too short"): rootlock must
     report a problem for that file (or reject it with exit 2); lists are not compared;
   - "version `V' not found": rootlock must report missing-version V, and no other.
-Prints how many objects it compared per tree and every disagreement; exit 1 on any.
+Each tree is a case (`test_rootlock_ldd_agrees_with_ld_so[debian]`, ...); it prints how many
+objects it compared, and a disagreement fails it with every disagreement listed.
 """
 import collections
 import os
-import sys
 import time
 
-from fixtures import loader_rules, referee
+import pytest
+
+from fixtures import cuda_env, loader_rules, referee
 from fixtures.debian_root import copy_root
 
 SKIP_TOP = {"proc", "sys", "dev", "run", "tmp"}
@@ -57,62 +57,33 @@ def summarise(refs):
     return ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
 
 
-def differential(label, rootlock, root, paths, hwcaps, failures):
-    start = time.monotonic()
-    refs = referee.ld_so_list_many(root, paths)
-    line = f"{label}: {len(paths)} objects ({summarise(refs)})"
-    if rootlock is None:
-        print(f"{line}; ld.so only, {time.monotonic() - start:.1f}s")
-        return
-    args = ["--hwcaps", ",".join(hwcaps)] if hwcaps else []
-    gots = referee.rootlock_ldd(rootlock, root, paths, args)
-    diffs = referee.compare(refs, gots)
-    print(f"{line}; compared with rootlock: {len(paths) - len(diffs)} agree, "
-          f"{len(diffs)} disagree, {time.monotonic() - start:.1f}s")
-    for path, items in sorted(diffs.items()):
-        for item in items:
-            failures.append(f"[{label}] {path}: {item}")
-
-
 def cuda_paths(root):
-    """Build the CUDA stub environment in root; its ELF paths, or None when the module is absent."""
-    try:
-        from fixtures import cuda_env
-    except ImportError:
-        return None
+    """Build the CUDA stub environment in root; its ELF paths."""
     info = cuda_env.build_cuda_env(root)
     return sorted(info.get("objects") or loader_rules.all_objects(root, cuda_env.VENV))
 
 
-def main(argv):
-    rootlock = None if argv[1] == "--referee-only" else os.path.abspath(argv[1])
-    failures, roots = [], []
-    try:
-        root = copy_root()
-        roots.append(root)
-        hwcaps, _ = referee.ld_so_hwcaps(root)
-        print(f"glibc-hwcaps levels of this CPU (given to rootlock): {hwcaps}")
-        differential("debian", rootlock, root, debian_objects(root), hwcaps, failures)
-        rules_root = copy_root()
-        roots.append(rules_root)
-        loader_rules.build_all(rules_root)
-        differential("loader-rules", rootlock, rules_root,
-                     loader_rules.all_objects(rules_root), hwcaps, failures)
-        cuda_root = copy_root()
-        roots.append(cuda_root)
-        paths = cuda_paths(cuda_root)
-        if paths is None:
-            print("cuda-env: fixtures/cuda_env.py not present, skipped")
-        else:
-            differential("cuda-env", rootlock, cuda_root, paths, hwcaps, failures)
-    finally:
-        for r in roots:
-            loader_rules.remove(r)
-    for f in failures:
-        print("DISAGREE " + f)
-    print(f"{len(failures)} disagreement(s)")
-    return 1 if failures else 0
+def rules_paths(root):
+    loader_rules.build_all(root)
+    return loader_rules.all_objects(root)
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+TREES = {"debian": debian_objects, "loader-rules": rules_paths, "cuda-env": cuda_paths}
+
+
+@pytest.mark.parametrize("tree", list(TREES))
+def test_rootlock_ldd_agrees_with_ld_so(rootlock, scratch, tree):
+    root = copy_root(scratch)
+    hwcaps, _ = referee.ld_so_hwcaps(root)
+    print(f"glibc-hwcaps levels of this CPU (given to rootlock): {hwcaps}")
+    paths = TREES[tree](root)
+    start = time.monotonic()
+    refs = referee.ld_so_list_many(root, paths)
+    args = ["--hwcaps", ",".join(hwcaps)] if hwcaps else []
+    gots = referee.rootlock_ldd(rootlock, root, paths, args)
+    diffs = referee.compare(refs, gots)
+    print(f"{tree}: {len(paths)} objects ({summarise(refs)}); compared with rootlock: "
+          f"{len(paths) - len(diffs)} agree, {len(diffs)} disagree, "
+          f"{time.monotonic() - start:.1f}s")
+    listed = [f"{path}: {item}" for path, items in sorted(diffs.items()) for item in items]
+    assert not diffs, f"{len(diffs)} of {len(paths)} objects disagree:\n" + "\n".join(listed)
