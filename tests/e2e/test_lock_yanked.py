@@ -1,8 +1,6 @@
 """End-to-end: yanked releases pinned by a dependency, and no silent downgrade of a root
 requirement, with the real pip as the referee.
 
-Usage: test_lock_yanked.py ROOTLOCK
-
 A small index of real wheels on 127.0.0.1 (fixtures/index_server.py, JSON and PyTorch-style
 HTML), over the real Debian base tarball:
   app 1.1.0 -> torchlike==2.8.0 -> nvidia-nccl-cu12==2.27.3 (yanked, with a reason) and
@@ -25,18 +23,20 @@ Then:
      and takes the yanked 2.27.3 with the newest torchlike; rootlock's pins equal pip's, the
      yanked wheel is recorded as chosen by that pin, and the range's newest (2.28.0) is
      reported as not taken, with why.
+The index, its two servers, pip's answer for each set of roots and each lock are module
+fixtures; the --json relock of (a, d) works on a copy of the text-mode lock, so any case runs
+alone.
 """
 import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import tomllib
 
+import pytest
+
 from fixtures import index_server, package_graph, pip_like, pip_referee, wheel_builder
+from fixtures.cli import json_or_none, run
 from fixtures.debian_root import base_tarball
-from fixtures.failures import Failures
 
 NCCL_REASON = "NCCL 2.27.3 hangs in all_reduce on H100: use 2.27.5"
 PLATFORMS = ["manylinux_2_36_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x86_64",
@@ -57,6 +57,22 @@ PACKAGES = [
     ("stuck", "1.0.0", ["torchlike==2.7.0"], False),
     ("stuck", "1.1.0", ["nvidia-nccl-cu12>=2.27,<2.28"], False),
 ]
+
+APP_PINS = {"app": "1.1.0", "torchlike": "2.8.0", "nvidia-nccl-cu12": "2.27.3",
+            "tl-helper": "1.0"}
+STUCK_PINS = {"stuck": "1.0.0", "torchlike": "2.7.0", "nvidia-nccl-cu12": "2.26.5"}
+RANGE_ROOTS = ["torchlike", "nvidia-nccl-cu12>=2.26"]
+RANGE_PINS = {"torchlike": "2.8.0", "nvidia-nccl-cu12": "2.27.3", "tl-helper": "1.0"}
+WILDCARD = ["nvidia-nccl-cu12==2.27.*"]
+
+NCCL_LINE = ('rootlock: warning: nvidia-nccl-cu12 2.27.3 is yanked ("' + NCCL_REASON +
+             '"), chosen because torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3')
+HELPER_LINE = ("rootlock: warning: tl-helper 1.0 is yanked (no reason given), chosen "
+               "because torchlike 2.8.0 requires tl-helper===1.0")
+STUCK_WHY = ("with stuck==1.1.0, no version of nvidia-nccl-cu12 satisfies every requirement:\n"
+             "  stuck 1.1.0 requires nvidia-nccl-cu12>=2.27,<2.28, which no version of "
+             "nvidia-nccl-cu12 matches (available: 2.26.5, 2.27.3 (yanked), 2.28.0)\n"
+             "  the recipe requires stuck==1.1.0")
 
 
 def build_index(out_dir):
@@ -85,22 +101,12 @@ def write_recipe(path, index_url, base, requires):
 
 
 def lock(rootlock, recipe, out, cache, as_json):
+    """(exit code, the --json report or None, stdout, stderr) of `rootlock lock`."""
     argv = [rootlock, "lock", recipe, "-o", out, "--cache-dir", cache] + (
         ["--json"] if as_json else [])
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    report = None
-    if as_json:
-        try:
-            report = json.loads(proc.stdout)
-        except json.JSONDecodeError:
-            pass
+    proc = run(argv, timeout=600)
+    report = json_or_none(proc.stdout) if as_json else None
     return proc.returncode, report, proc.stdout, proc.stderr
-
-
-def pip_resolve(index_url, roots, scratch):
-    """(exit code, {canonical name: version} or None, output) of pip's dry-run resolution for
-    the lock's target (CPython 3.11, manylinux x86_64); pip reaches nothing but index_url."""
-    return pip_referee.resolve(index_url, roots, scratch, PLATFORMS)
 
 
 def locked(path):
@@ -109,179 +115,305 @@ def locked(path):
     return {p["name"]: p for p in data["packages"]}
 
 
+def pins(packages):
+    return {name: p["version"] for name, p in packages.items()}
+
+
+def tools(packages):
+    return {name: p.get("tool", {}).get("rootlock", {}) for name, p in packages.items()}
+
+
 def warnings_of(stderr):
     return [line for line in stderr.splitlines() if line.startswith("rootlock: warning: ")]
 
 
-def scenario_yanked(fail, rootlock, graph, base, work):
-    """(a) and (d)."""
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+@pytest.fixture(scope="module")
+def graph(scratch):
+    wheels = os.path.join(scratch, "wheels")
+    os.makedirs(wheels)
+    return build_index(wheels)
+
+
+@pytest.fixture(scope="module")
+def base():
+    return base_tarball()
+
+
+@pytest.fixture(scope="module")
+def pypi(graph):
     with index_server.IndexServer(graph, style="pypi") as server:
-        rc, pip_pins, out = pip_resolve(server.simple_url, ["app"], work)
-        if not fail.expect(rc == 0, f"(a) pip failed on app (exit {rc}):\n{out[-3000:]}"):
-            return
-        want = {"app": "1.1.0", "torchlike": "2.8.0", "nvidia-nccl-cu12": "2.27.3",
-                "tl-helper": "1.0"}
-        fail.expect(pip_pins == want, f"(a) the referee's own answer changed: {pip_pins}")
+        yield server
 
-        recipe = write_recipe(os.path.join(work, "app.toml"), server.simple_url, base, ["app"])
-        out_path = os.path.join(work, "pylock.app.toml")
-        cache = os.path.join(work, "cache-app")
-        rc, _, stdout, stderr = lock(rootlock, recipe, out_path, cache, as_json=False)
-        if not fail.expect(rc == 0, f"(a) lock app: exit {rc}: {stderr[-3000:]}"):
-            return
-        packages = locked(out_path)
-        pins = {name: p["version"] for name, p in packages.items()}
-        fail.expect(pins == pip_pins, f"(a) rootlock {pins}, pip {pip_pins}")
-        tools = {name: p.get("tool", {}).get("rootlock", {}) for name, p in packages.items()}
-        nccl, helper = tools.get("nvidia-nccl-cu12", {}), tools.get("tl-helper", {})
-        fail.expect(nccl.get("yanked") == NCCL_REASON, f"(a) nccl's yanked record: {nccl}")
-        fail.expect(helper.get("yanked") is True,
-                    f"(a) tl-helper's yanked record (no reason): {helper}")
-        fail.expect(all("yanked" not in tools.get(n, {}) for n in ("app", "torchlike")),
-                    f"(a) a wheel that is not yanked is recorded as yanked: {tools}")
-        warned = warnings_of(stderr)
-        nccl_line = ('rootlock: warning: nvidia-nccl-cu12 2.27.3 is yanked ("' + NCCL_REASON +
-                     '"), chosen because torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3')
-        helper_line = ("rootlock: warning: tl-helper 1.0 is yanked (no reason given), chosen "
-                       "because torchlike 2.8.0 requires tl-helper===1.0")
-        fail.expect(warned == [nccl_line, helper_line],
-                    f"(a) warnings:\n  " + "\n  ".join(warned))
-        fail.expect("locked 4 packages" in stdout, f"(a) text output: {stdout}")
-        print(f"(a) pip and rootlock agree: {pins}")
-        print("(a) " + "\n(a) ".join(warned))
-        first = open(out_path, "rb").read()
 
-        rc, report, _, stderr = lock(rootlock, recipe, out_path, cache, as_json=True)
-        fail.expect(rc == 0 and report is not None, f"(a) --json: exit {rc}: {stderr[-2000:]}")
-        if report is not None:
-            fail.expect(report.get("yanked") == [
-                {"name": "nvidia-nccl-cu12", "version": "2.27.3", "reason": NCCL_REASON,
-                 "required_by": ["torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3"]},
-                {"name": "tl-helper", "version": "1.0", "reason": None,
-                 "required_by": ["torchlike 2.8.0 requires tl-helper===1.0"]}],
-                f"(a) --json yanked: {report.get('yanked')}")
-            fail.expect(report.get("downgrades") == [],
-                        f"(a) --json downgrades: {report.get('downgrades')}")
-        # (d) the relock read the lock with its yanked keys (as the previous lock) and kept it.
-        fail.expect(open(out_path, "rb").read() == first, "(d) the relock changed the lock")
-        fail.expect(not any("ignoring the existing lock" in line for line in warnings_of(stderr)),
-                    f"(d) the relock could not read its own lock: {stderr}")
+@pytest.fixture(scope="module")
+def pip(scratch, pypi):
+    """pip(roots): (exit code, {canonical name: version} or None, output) of pip's dry-run
+    resolution for the lock's target (CPython 3.11, manylinux x86_64), from the JSON index
+    only; each set of roots resolved once."""
+    answers = {}
 
+    def resolve(roots):
+        key = tuple(roots)
+        if key not in answers:
+            work = os.path.join(scratch, f"pip-{len(answers)}")
+            os.makedirs(work)
+            answers[key] = pip_referee.resolve(pypi.simple_url, roots, work, PLATFORMS)
+        return answers[key]
+    return resolve
+
+
+def pip_pins(pip, roots, wanted):
+    """pip's pins for roots, asserted to be the referee's known answer `wanted`."""
+    rc, got, out = pip(roots)
+    assert rc == 0, f"expected pip to resolve {roots} (exit 0), got exit {rc}:\n{out[-3000:]}"
+    assert got == wanted, f"the referee's own answer for {roots} changed: expected {wanted}, " \
+                          f"got {got}"
+    return got
+
+
+@pytest.mark.parametrize("roots, wanted", [(["app"], APP_PINS), (["stuck"], STUCK_PINS),
+                                           (RANGE_ROOTS, RANGE_PINS)],
+                         ids=["a-app", "b-stuck", "e-pin-beside-range"])
+def test_referee_answer(pip, roots, wanted):
+    pip_pins(pip, roots, wanted)
+
+
+# ---------------------------------------------------------------------------------------------
+# (a) and (d): `lock app`.
+
+@pytest.fixture(scope="module")
+def app_lock(rootlock, scratch, pypi, base):
+    """`lock app` in text mode: (recipe, lock path, cache, stdout, stderr)."""
+    recipe = write_recipe(os.path.join(scratch, "app.toml"), pypi.simple_url, base, ["app"])
+    out = os.path.join(scratch, "pylock.app.toml")
+    cache = os.path.join(scratch, "cache-app")
+    rc, _, stdout, stderr = lock(rootlock, recipe, out, cache, as_json=False)
+    assert rc == 0, f"lock app: expected exit 0, got {rc}: {stderr[-3000:]}"
+    return recipe, out, cache, stdout, stderr
+
+
+@pytest.fixture(scope="module")
+def app_json_relock(rootlock, scratch, app_lock):
+    """`lock app --json` over a copy of app_lock's lock, same cache: (report, lock path,
+    stderr)."""
+    recipe, first, cache, _, _ = app_lock
+    out = os.path.join(scratch, "pylock.app-relock.toml")
+    shutil.copyfile(first, out)
+    rc, report, _, stderr = lock(rootlock, recipe, out, cache, as_json=True)
+    assert rc == 0 and report is not None, \
+        f"lock app --json: expected exit 0 and a JSON report, got exit {rc}: {stderr[-2000:]}"
+    return report, out, stderr
+
+
+def test_a_pins_equal_pips(pip, app_lock):
+    want = pip_pins(pip, ["app"], APP_PINS)
+    got = pins(locked(app_lock[1]))
+    assert got == want, f"expected pip's pins {want}, rootlock locked {got}"
+    print(f"(a) pip and rootlock agree: {got}")
+
+
+def test_a_nccl_yanked_reason_recorded(app_lock):
+    nccl = tools(locked(app_lock[1])).get("nvidia-nccl-cu12", {})
+    assert nccl.get("yanked") == NCCL_REASON, \
+        f"expected nvidia-nccl-cu12's yanked = {NCCL_REASON!r}: {nccl}"
+
+
+def test_a_helper_yanked_true_without_reason(app_lock):
+    helper = tools(locked(app_lock[1])).get("tl-helper", {})
+    assert helper.get("yanked") is True, \
+        f"expected tl-helper's yanked = true (no reason): {helper}"
+
+
+def test_a_not_yanked_not_recorded(app_lock):
+    recorded = tools(locked(app_lock[1]))
+    assert all("yanked" not in recorded.get(n, {}) for n in ("app", "torchlike")), \
+        f"expected no yanked key on app and torchlike (not yanked): {recorded}"
+
+
+def test_a_one_warning_per_yanked_wheel(app_lock):
+    warned = warnings_of(app_lock[4])
+    assert warned == [NCCL_LINE, HELPER_LINE], \
+        f"expected exactly the warnings\n  {NCCL_LINE}\n  {HELPER_LINE}\ngot:\n  " + \
+        "\n  ".join(warned)
+    print("(a) " + "\n(a) ".join(warned))
+
+
+def test_a_text_output_counts_4_packages(app_lock):
+    stdout = app_lock[3]
+    assert "locked 4 packages" in stdout, f"expected 'locked 4 packages' in: {stdout}"
+
+
+def test_a_json_lists_the_yanked(app_json_relock):
+    report = app_json_relock[0]
+    want = [{"name": "nvidia-nccl-cu12", "version": "2.27.3", "reason": NCCL_REASON,
+             "required_by": ["torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3"]},
+            {"name": "tl-helper", "version": "1.0", "reason": None,
+             "required_by": ["torchlike 2.8.0 requires tl-helper===1.0"]}]
+    assert report.get("yanked") == want, \
+        f"expected --json yanked {want}, got {report.get('yanked')}"
+
+
+def test_a_json_no_downgrades(app_json_relock):
+    report = app_json_relock[0]
+    assert report.get("downgrades") == [], \
+        f"expected --json downgrades [], got {report.get('downgrades')}"
+
+
+def test_d_relock_writes_the_same_bytes(app_lock, app_json_relock):
+    # The relock read the lock with its yanked keys (as the previous lock) and kept it.
+    assert read(app_json_relock[1]) == read(app_lock[1]), "expected the relock to keep the lock " \
+        "byte for byte; it changed"
+
+
+def test_d_relock_reads_its_own_lock(app_json_relock):
+    stderr = app_json_relock[2]
+    assert not any("ignoring the existing lock" in line for line in warnings_of(stderr)), \
+        f"expected the relock to read its own lock (no 'ignoring the existing lock'): {stderr}"
+
+
+@pytest.fixture(scope="module")
+def html_app_lock(rootlock, scratch, graph, base):
+    """`lock app` from the PyTorch-style HTML index: (locked packages, stderr)."""
     with index_server.IndexServer(graph, style="pytorch") as server:
-        recipe = write_recipe(os.path.join(work, "app-html.toml"), server.simple_url, base,
+        recipe = write_recipe(os.path.join(scratch, "app-html.toml"), server.simple_url, base,
                               ["app"])
-        html_out = os.path.join(work, "pylock.app-html.toml")
-        rc, _, _, stderr = lock(rootlock, recipe, html_out, os.path.join(work, "cache-html"),
+        out = os.path.join(scratch, "pylock.app-html.toml")
+        rc, _, _, stderr = lock(rootlock, recipe, out, os.path.join(scratch, "cache-html"),
                                 as_json=False)
-        if fail.expect(rc == 0, f"(a) HTML index: exit {rc}: {stderr[-2000:]}"):
-            packages = locked(html_out)
-            fail.expect({n: p["version"] for n, p in packages.items()} == pip_pins,
-                        f"(a) HTML index pins: {packages.keys()}")
-            nccl = packages.get("nvidia-nccl-cu12", {}).get("tool", {}).get("rootlock", {})
-            fail.expect(nccl.get("yanked") == NCCL_REASON,
-                        f"(a) HTML index: data-yanked's reason is not recorded: {nccl}")
-            fail.expect(len(warnings_of(stderr)) == 2, f"(a) HTML index warnings: {stderr}")
+    assert rc == 0, f"lock app from the HTML index: expected exit 0, got {rc}: {stderr[-2000:]}"
+    return locked(out), stderr
 
 
-def scenario_downgrade(fail, rootlock, graph, base, work):
-    """(b) and (c)."""
-    with index_server.IndexServer(graph, style="pypi") as server:
-        rc, pip_pins, out = pip_resolve(server.simple_url, ["stuck"], work)
-        if not fail.expect(rc == 0, f"(b) pip failed on stuck (exit {rc}):\n{out[-3000:]}"):
-            return
-        fail.expect(pip_pins == {"stuck": "1.0.0", "torchlike": "2.7.0",
-                                 "nvidia-nccl-cu12": "2.26.5"},
-                    f"(b) the referee's own answer changed: {pip_pins}")
-        recipe = write_recipe(os.path.join(work, "stuck.toml"), server.simple_url, base,
-                              ["stuck"])
-        out_path = os.path.join(work, "pylock.stuck.toml")
-        cache = os.path.join(work, "cache-stuck")
-        rc, _, _, stderr = lock(rootlock, recipe, out_path, cache, as_json=False)
-        if not fail.expect(rc == 0, f"(b) lock stuck: exit {rc}: {stderr[-3000:]}"):
-            return
-        pins = {name: p["version"] for name, p in locked(out_path).items()}
-        fail.expect(pins == pip_pins, f"(b) rootlock {pins}, pip {pip_pins}")
-        why = ("with stuck==1.1.0, no version of nvidia-nccl-cu12 satisfies every requirement:\n"
-               "  stuck 1.1.0 requires nvidia-nccl-cu12>=2.27,<2.28, which no version of "
-               "nvidia-nccl-cu12 matches (available: 2.26.5, 2.27.3 (yanked), 2.28.0)\n"
-               "  the recipe requires stuck==1.1.0")
-        expected = "rootlock: warning: stuck: locked 1.0.0, not the newest 1.1.0: " + why
-        fail.expect(expected in stderr, f"(b) text: the downgrade's why is missing:\n{stderr}")
-        print("(b) " + stderr.strip().replace("\n", "\n(b) "))
-
-        os.unlink(out_path)
-        rc, report, _, stderr = lock(rootlock, recipe, out_path, cache, as_json=True)
-        fail.expect(rc == 0 and report is not None and report.get("downgrades") == [
-            {"name": "stuck", "chosen": "1.0.0", "newest": "1.1.0", "why": why}],
-            f"(b) --json downgrades: {report and report.get('downgrades')} {stderr[-2000:]}")
-        fail.expect(report is not None and report.get("yanked") == [],
-                    f"(b) --json yanked: {report and report.get('yanked')}")
-
-        wildcard = ["nvidia-nccl-cu12==2.27.*"]
-        rc, pip_pins, out = pip_resolve(server.simple_url, wildcard, work)
-        fail.expect(rc != 0 and pip_pins is None, f"(c) pip took a yanked release for a "
-                    f"wildcard pin: {pip_pins}")
-        recipe = write_recipe(os.path.join(work, "wild.toml"), server.simple_url, base, wildcard)
-        wild_out = os.path.join(work, "pylock.wild.toml")
-        rc, _, _, stderr = lock(rootlock, recipe, wild_out, cache, as_json=False)
-        fail.expect(rc == 2 and not os.path.exists(wild_out) and
-                    "no version of nvidia-nccl-cu12 matches nvidia-nccl-cu12==2.27.* "
-                    "(available: 2.26.5, 2.27.3 (yanked), 2.28.0)" in stderr,
-                    f"(c) wildcard pin: exit {rc}: {stderr}")
-        print(f"(c) pip found nothing, rootlock exit {rc}: {stderr.strip()}")
+def test_a_html_pins_equal_pips(pip, html_app_lock):
+    want = pip_pins(pip, ["app"], APP_PINS)
+    got = pins(html_app_lock[0])
+    assert got == want, f"expected pip's pins {want} from the HTML index, got {got}"
 
 
-def scenario_pin_beside_range(fail, rootlock, graph, base, work):
-    """(e)."""
-    roots = ["torchlike", "nvidia-nccl-cu12>=2.26"]
-    with index_server.IndexServer(graph, style="pypi") as server:
-        rc, pip_pins, out = pip_resolve(server.simple_url, roots, work)
-        if not fail.expect(rc == 0, f"(e) pip failed (exit {rc}):\n{out[-3000:]}"):
-            return
-        fail.expect(pip_pins == {"torchlike": "2.8.0", "nvidia-nccl-cu12": "2.27.3",
-                                 "tl-helper": "1.0"},
-                    f"(e) the referee's own answer changed: {pip_pins}")
-        recipe = write_recipe(os.path.join(work, "range.toml"), server.simple_url, base, roots)
-        out_path = os.path.join(work, "pylock.range.toml")
-        rc, report, _, stderr = lock(rootlock, recipe, out_path, os.path.join(work, "cache-range"),
-                                     as_json=True)
-        if not fail.expect(rc == 0 and report is not None, f"(e) exit {rc}: {stderr[-3000:]}"):
-            return
-        packages = locked(out_path)
-        pins = {name: p["version"] for name, p in packages.items()}
-        fail.expect(pins == pip_pins, f"(e) rootlock {pins}, pip {pip_pins}")
-        yanked = {entry["name"]: entry["required_by"] for entry in report.get("yanked", [])}
-        fail.expect(yanked.get("nvidia-nccl-cu12") ==
-                    ["torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3"],
-                    f"(e) --json yanked: {report.get('yanked')}")
-        downgrades = report.get("downgrades", [])
-        fail.expect([(d["name"], d["chosen"], d["newest"]) for d in downgrades] ==
-                    [("nvidia-nccl-cu12", "2.27.3", "2.28.0")] and
-                    "torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3" in downgrades[0]["why"],
-                    f"(e) --json downgrades: {downgrades}")
-        print(f"(e) pip and rootlock agree: {pins}")
+def test_a_html_yanked_reason_recorded(html_app_lock):
+    nccl = tools(html_app_lock[0]).get("nvidia-nccl-cu12", {})
+    assert nccl.get("yanked") == NCCL_REASON, \
+        f"expected data-yanked's reason recorded as nvidia-nccl-cu12's yanked: {nccl}"
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    fail = Failures()
-    work = tempfile.mkdtemp(prefix="rootlock-yanked-")
-    try:
-        wheels = os.path.join(work, "wheels")
-        os.makedirs(wheels)
-        graph = build_index(wheels)
-        base = base_tarball()
-        scenario_yanked(fail, rootlock, graph, base, work)
-        scenario_downgrade(fail, rootlock, graph, base, work)
-        scenario_pin_beside_range(fail, rootlock, graph, base, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if fail.items:
-        print(f"{len(fail.items)} expectation(s) failed")
-        return 1
-    print("all expectations met")
-    return 0
+def test_a_html_two_warnings(html_app_lock):
+    stderr = html_app_lock[1]
+    assert len(warnings_of(stderr)) == 2, f"expected 2 warnings from the HTML index: {stderr}"
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+# ---------------------------------------------------------------------------------------------
+# (b) and (c): no silent downgrade; a wildcard is not an exact pin.
+
+@pytest.fixture(scope="module")
+def stuck_recipe(scratch, pypi, base):
+    return write_recipe(os.path.join(scratch, "stuck.toml"), pypi.simple_url, base, ["stuck"])
+
+
+@pytest.fixture(scope="module")
+def stuck_lock(rootlock, scratch, stuck_recipe):
+    """`lock stuck` in text mode: (lock path, stderr)."""
+    out = os.path.join(scratch, "pylock.stuck.toml")
+    rc, _, _, stderr = lock(rootlock, stuck_recipe, out, os.path.join(scratch, "cache-stuck"),
+                            as_json=False)
+    assert rc == 0, f"lock stuck: expected exit 0, got {rc}: {stderr[-3000:]}"
+    return out, stderr
+
+
+@pytest.fixture(scope="module")
+def stuck_json_lock(rootlock, scratch, stuck_recipe):
+    """`lock stuck --json` into a fresh path: (exit code, report, stderr)."""
+    out = os.path.join(scratch, "pylock.stuck-json.toml")
+    rc, report, _, stderr = lock(rootlock, stuck_recipe, out,
+                                 os.path.join(scratch, "cache-stuck"), as_json=True)
+    return rc, report, stderr
+
+
+def test_b_pins_equal_pips(pip, stuck_lock):
+    want = pip_pins(pip, ["stuck"], STUCK_PINS)
+    got = pins(locked(stuck_lock[0]))
+    assert got == want, f"expected pip's pins {want}, rootlock locked {got}"
+
+
+def test_b_text_warns_of_the_downgrade_with_why(stuck_lock):
+    stderr = stuck_lock[1]
+    expected = "rootlock: warning: stuck: locked 1.0.0, not the newest 1.1.0: " + STUCK_WHY
+    assert expected in stderr, f"expected the downgrade's why on stderr:\n{expected}\ngot:\n{stderr}"
+    print("(b) " + stderr.strip().replace("\n", "\n(b) "))
+
+
+def test_b_json_downgrades_entry(stuck_json_lock):
+    rc, report, stderr = stuck_json_lock
+    want = [{"name": "stuck", "chosen": "1.0.0", "newest": "1.1.0", "why": STUCK_WHY}]
+    assert rc == 0 and report is not None and report.get("downgrades") == want, \
+        f"expected exit 0 and --json downgrades {want}: exit {rc}, " \
+        f"{report and report.get('downgrades')} {stderr[-2000:]}"
+
+
+def test_b_json_yanked_empty(stuck_json_lock):
+    _, report, _ = stuck_json_lock
+    assert report is not None and report.get("yanked") == [], \
+        f"expected --json yanked [], got {report and report.get('yanked')}"
+
+
+def test_c_pip_finds_nothing_for_a_wildcard(pip):
+    rc, got, _ = pip(WILDCARD)
+    assert rc != 0 and got is None, \
+        f"expected pip to find nothing for {WILDCARD} (a wildcard is no exact pin), got {got}"
+
+
+def test_c_wildcard_exit_2_lists_the_yanked(rootlock, scratch, pypi, base):
+    recipe = write_recipe(os.path.join(scratch, "wild.toml"), pypi.simple_url, base, WILDCARD)
+    out = os.path.join(scratch, "pylock.wild.toml")
+    rc, _, _, stderr = lock(rootlock, recipe, out, os.path.join(scratch, "cache-stuck"),
+                            as_json=False)
+    want = ("no version of nvidia-nccl-cu12 matches nvidia-nccl-cu12==2.27.* "
+            "(available: 2.26.5, 2.27.3 (yanked), 2.28.0)")
+    assert rc == 2 and not os.path.exists(out) and want in stderr, \
+        f"expected exit 2, no lock, and '{want}': exit {rc}: {stderr}"
+    print(f"(c) rootlock exit {rc}: {stderr.strip()}")
+
+
+# ---------------------------------------------------------------------------------------------
+# (e) an exact pin beside a range.
+
+@pytest.fixture(scope="module")
+def range_lock(rootlock, scratch, pypi, base):
+    """`lock torchlike "nvidia-nccl-cu12>=2.26"` with --json: (locked packages, report)."""
+    recipe = write_recipe(os.path.join(scratch, "range.toml"), pypi.simple_url, base,
+                          RANGE_ROOTS)
+    out = os.path.join(scratch, "pylock.range.toml")
+    rc, report, _, stderr = lock(rootlock, recipe, out, os.path.join(scratch, "cache-range"),
+                                 as_json=True)
+    assert rc == 0 and report is not None, \
+        f"lock {RANGE_ROOTS}: expected exit 0 and a JSON report, got exit {rc}: {stderr[-3000:]}"
+    return locked(out), report
+
+
+def test_e_pins_equal_pips(pip, range_lock):
+    want = pip_pins(pip, RANGE_ROOTS, RANGE_PINS)
+    got = pins(range_lock[0])
+    assert got == want, f"expected pip's pins {want}, rootlock locked {got}"
+    print(f"(e) pip and rootlock agree: {got}")
+
+
+def test_e_yanked_chosen_by_the_pin(range_lock):
+    report = range_lock[1]
+    yanked = {entry["name"]: entry["required_by"] for entry in report.get("yanked", [])}
+    assert yanked.get("nvidia-nccl-cu12") == \
+        ["torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3"], \
+        f"expected nvidia-nccl-cu12 recorded as chosen by torchlike 2.8.0's pin: " \
+        f"{report.get('yanked')}"
+
+
+def test_e_range_newest_reported_not_taken(range_lock):
+    downgrades = range_lock[1].get("downgrades", [])
+    assert [(d["name"], d["chosen"], d["newest"]) for d in downgrades] == \
+        [("nvidia-nccl-cu12", "2.27.3", "2.28.0")] and \
+        "torchlike 2.8.0 requires nvidia-nccl-cu12==2.27.3" in downgrades[0]["why"], \
+        f"expected one downgrade, nvidia-nccl-cu12 2.27.3 not 2.28.0, why naming torchlike " \
+        f"2.8.0's pin: {downgrades}"
