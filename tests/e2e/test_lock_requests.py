@@ -1,7 +1,5 @@
 """End-to-end: what `rootlock lock` asks the index, from the fixture server's request log.
 
-Usage: test_lock_requests.py ROOTLOCK
-
 A small graph of real wheels on two fixture indexes on 127.0.0.1 (fixtures/index_server.py with
 validators: ETag, Last-Modified, 304), over the real Debian base (CPython 3.11, linux x86_64):
   app 1.0.0 requires dep, extra-lib, pywin32 (sys_platform == "win32"), tomli
@@ -21,19 +19,22 @@ Then:
   d. --offline relock: the same bytes and no request at all;
   e. a requested extra whose project no index has: exit 2 and one line naming it and the
      indexes asked.
-Prints the request counts of the lock and the relock.
+The (a) and (b) cases run twice, once per kind of index A (ids `404-plain`, the (a, b) pair,
+and `404-validators`, case c); each kind is a module fixture with its own servers, cache and
+cold lock. A relock works on a copy of the cold lock and (e) has a cache of its own, so any
+case runs alone. Prints the request counts of the lock and the relock.
 """
 import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import tomllib
+from types import SimpleNamespace
+
+import pytest
 
 from fixtures import index_server, package_graph, wheel_builder
+from fixtures.cli import json_or_none, run
 from fixtures.debian_root import base_tarball
-from fixtures.failures import Failures
 
 INACTIVE = ("pywin32", "tomli", "pytest")
 UNHASHED = ("dep",)
@@ -79,13 +80,10 @@ def write_recipe(path, base, a_url, b_url, requires):
 
 
 def lock(rootlock, recipe, out, cache, *extra):
+    """(exit code, the --json report or None, stderr) of `rootlock lock`."""
     argv = [rootlock, "lock", recipe, "-o", out, "--cache-dir", cache, "--json", *extra]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        report = None
-    return proc.returncode, report, proc.stderr
+    proc = run(argv, timeout=600)
+    return proc.returncode, json_or_none(proc.stdout), proc.stderr
 
 
 def read(path):
@@ -109,101 +107,167 @@ def named_inactive(requests):
             if any(f"/{n}" in r.path.lower() for n in INACTIVE)]
 
 
-def scenario(fail, rootlock, graph, base, work, absent_validators):
-    label = "(c)" if absent_validators else "(a,b)"
+@pytest.fixture(scope="module")
+def graph(scratch):
+    return build_graph(os.path.join(scratch, "wheels"))
+
+
+@pytest.fixture(scope="module")
+def base():
+    return base_tarball()
+
+
+def locked_scenario(rootlock, scratch, graph, base, absent_validators):
+    """Indexes A (with or without validators on its 404) and B, and the cold lock of app[fast]
+    with a cache of its own; yields what the cases need, the cold requests as logged."""
+    tag = "c" if absent_validators else "ab"
     with index_server.IndexServer(graph, validators=True, absent_validators=absent_validators,
                                   unhashed_metadata=UNHASHED, hidden=("extra-lib",)) as a, \
             index_server.IndexServer(graph, validators=True) as b:
-        tag = "c" if absent_validators else "ab"
-        recipe = write_recipe(os.path.join(work, f"{tag}.toml"), base, a.simple_url,
+        recipe = write_recipe(os.path.join(scratch, f"{tag}.toml"), base, a.simple_url,
                               b.simple_url, ["app[fast]"])
-        out = os.path.join(work, f"pylock.{tag}.toml")
-        cache = os.path.join(work, f"cache-{tag}")
-        rc, report, err = lock(rootlock, recipe, out, cache)
-        if not fail.expect(rc == 0, f"{label} lock failed (exit {rc}): {err[-3000:]}"):
-            return None
-        pins = pins_of(out)
-        want = {"app": ("1.0.0", a.simple_url), "dep": ("1.1.0", a.simple_url),
-                "extra-lib": ("1.0.0", b.simple_url), "fast-codec": ("1.0.0", a.simple_url)}
-        fail.expect(pins == want, f"{label} pins {pins}, want {want}")
+        out = os.path.join(scratch, f"pylock.{tag}.toml")
+        cache = os.path.join(scratch, f"cache-{tag}")
+        rc, _, err = lock(rootlock, recipe, out, cache)
         cold = {"a": a.requests, "b": b.requests}
-        for name, requests in cold.items():
-            asked = named_inactive(requests)
-            fail.expect(not asked, f"{label} index {name} was asked for inactive or unrequested "
-                                   f"names: {asked}")
-        b_pages = sorted({r.path for r in cold["b"] if r.path.startswith("/simple/")})
-        fail.expect(b_pages == ["/simple/extra-lib/"], f"{label} index b was asked {b_pages}")
-        unhashed = [r for r in cold["a"] if r.path.endswith(".metadata") and "/dep-" in r.path]
-        fail.expect(len(unhashed) == 1 and unhashed[0].status == 200,
-                    f"{label} dep's unhashed metadata: {[describe(r) for r in unhashed]}")
-        first = read(out)
-
-        a.clear_log()
-        b.clear_log()
-        rc, report, err = lock(rootlock, recipe, out, cache)
-        fail.expect(rc == 0 and read(out) == first, f"{label} relock changed the lock: {err}")
-        relock = {"a": a.requests, "b": b.requests}
-        unexpected = []
-        for name, requests in relock.items():
-            for r in requests:
-                refetched_404 = (not absent_validators and name == "a" and
-                                 r.path == "/simple/extra-lib/" and not r.conditional and
-                                 r.status == 404)
-                if not refetched_404 and not (r.conditional and r.status == 304):
-                    unexpected.append(f"{name}: {describe(r)}")
-        fail.expect(not unexpected, f"{label} relock made requests that are not revalidations: "
-                                    f"{unexpected}")
-        metadata = [r for rs in relock.values() for r in rs if r.path.endswith(".metadata")]
-        fail.expect(len(metadata) == 1 and metadata[0].status == 304,
-                    f"{label} relock metadata requests: {[describe(r) for r in metadata]}")
-        fail.expect(not named_inactive(relock["a"] + relock["b"]),
-                    f"{label} relock asked for inactive names")
-        counts = (sum(len(v) for v in cold.values()), sum(len(v) for v in relock.values()))
-        print(f"{label} requests: lock {counts[0]} (a {len(cold['a'])}, b {len(cold['b'])}), "
-              f"relock {counts[1]} ({sum(r.status == 304 for rs in relock.values() for r in rs)}"
-              f" answered 304)")
-        if report:
-            print(f"{label} relock stats: {report['stats']}")
-
-        if not absent_validators:
-            # (d) offline: the cache answers everything, the 404 included.
-            a.clear_log()
-            b.clear_log()
-            rc, _, err = lock(rootlock, recipe, out, cache, "--offline")
-            fail.expect(rc == 0 and read(out) == first, f"(d) --offline relock: exit {rc} {err}")
-            fail.expect(not a.requests and not b.requests,
-                        f"(d) --offline made {len(a.requests) + len(b.requests)} requests")
-
-            # (e) an extra that is asked for and whose project no index has.
-            broken = write_recipe(os.path.join(work, "broken.toml"), base, a.simple_url,
-                                  b.simple_url, ["app[broken]"])
-            out_broken = os.path.join(work, "pylock.broken.toml")
-            rc, _, err = lock(rootlock, broken, out_broken, cache)
-            lines = [line for line in err.splitlines() if line.strip()]
-            fail.expect(rc == 2 and not os.path.exists(out_broken) and
-                        any("missing-lib" in line and "a, b" in line for line in lines),
-                        f"(e) a requested extra no index has: exit {rc}: {err}")
-            print(f"(e) {lines[-1] if lines else ''}")
-        return counts
+        assert rc == 0, f"cold lock of app[fast]: expected exit 0, got {rc}: {err[-3000:]}"
+        yield SimpleNamespace(tag=tag, absent_validators=absent_validators, a=a, b=b,
+                              recipe=recipe, out=out, cache=cache, cold=cold, bytes=read(out))
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    fail = Failures()
-    work = tempfile.mkdtemp(prefix="rootlock-requests-")
-    try:
-        graph = build_graph(os.path.join(work, "wheels"))
-        base = base_tarball()
-        scenario(fail, rootlock, graph, base, work, absent_validators=False)
-        scenario(fail, rootlock, graph, base, work, absent_validators=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if fail.items:
-        print(f"{len(fail.items)} expectation(s) failed")
-        return 1
-    print("all expectations met")
-    return 0
+@pytest.fixture(scope="module")
+def plain_404(rootlock, scratch, graph, base):
+    """Index A answers its 404 without validators (cases a, b, d, e)."""
+    yield from locked_scenario(rootlock, scratch, graph, base, absent_validators=False)
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+@pytest.fixture(scope="module")
+def validated_404(rootlock, scratch, graph, base):
+    """Index A gives its 404 validators and answers 304 to them (case c)."""
+    yield from locked_scenario(rootlock, scratch, graph, base, absent_validators=True)
+
+
+@pytest.fixture(scope="module", params=["plain_404", "validated_404"],
+                ids=["404-plain", "404-validators"])
+def scenario(request):
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture(scope="module")
+def relock(rootlock, scratch, scenario):
+    """A relock of the unchanged recipe on a copy of the cold lock, with the same cache:
+    (exit code, stderr, the lock's bytes, {"a": requests, "b": requests})."""
+    s = scenario
+    out = os.path.join(scratch, f"pylock.{s.tag}-relock.toml")
+    shutil.copyfile(s.out, out)
+    s.a.clear_log()
+    s.b.clear_log()
+    rc, report, err = lock(rootlock, s.recipe, out, s.cache)
+    requests = {"a": s.a.requests, "b": s.b.requests}
+    counts = (sum(len(v) for v in s.cold.values()), sum(len(v) for v in requests.values()))
+    print(f"({s.tag}) requests: lock {counts[0]} (a {len(s.cold['a'])}, b {len(s.cold['b'])}), "
+          f"relock {counts[1]} ({sum(r.status == 304 for rs in requests.values() for r in rs)}"
+          f" answered 304)")
+    if report:
+        print(f"({s.tag}) relock stats: {report['stats']}")
+    return rc, err, read(out), requests
+
+
+# ---------------------------------------------------------------------------------------------
+# (a), and (c) for the other index A: the cold lock.
+
+def test_cold_pins(scenario):
+    pins = pins_of(scenario.out)
+    a, b = scenario.a.simple_url, scenario.b.simple_url
+    want = {"app": ("1.0.0", a), "dep": ("1.1.0", a), "extra-lib": ("1.0.0", b),
+            "fast-codec": ("1.0.0", a)}
+    assert pins == want, f"expected pins {want}, got {pins}"
+
+
+@pytest.mark.parametrize("index", ["a", "b"])
+def test_cold_no_request_names_an_inactive_dependency(scenario, index):
+    asked = named_inactive(scenario.cold[index])
+    assert not asked, f"expected no request for {', '.join(INACTIVE)} (inactive or extras " \
+                      f"not asked for); index {index} was asked: {asked}"
+
+
+def test_cold_index_b_asked_only_for_extra_lib(scenario):
+    pages = sorted({r.path for r in scenario.cold["b"] if r.path.startswith("/simple/")})
+    assert pages == ["/simple/extra-lib/"], \
+        f"expected index b asked only for /simple/extra-lib/, got {pages}"
+
+
+def test_cold_unhashed_metadata_fetched_once(scenario):
+    unhashed = [r for r in scenario.cold["a"] if r.path.endswith(".metadata") and "/dep-" in r.path]
+    assert len(unhashed) == 1 and unhashed[0].status == 200, \
+        f"expected dep's unhashed metadata fetched once (200): " \
+        f"{[describe(r) for r in unhashed]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# (b), and (c) for the other index A: the relock.
+
+def test_relock_same_bytes(scenario, relock):
+    rc, err, written, _ = relock
+    assert rc == 0 and written == scenario.bytes, \
+        f"expected the relock to exit 0 with the same bytes: exit {rc}: {err}"
+
+
+def test_relock_only_revalidations(scenario, relock):
+    _, _, _, requests = relock
+    unexpected = []
+    for name, logged in requests.items():
+        for r in logged:
+            refetched_404 = (not scenario.absent_validators and name == "a" and
+                             r.path == "/simple/extra-lib/" and not r.conditional and
+                             r.status == 404)
+            if not refetched_404 and not (r.conditional and r.status == 304):
+                unexpected.append(f"{name}: {describe(r)}")
+    assert not unexpected, \
+        f"expected only conditional requests answered 304" \
+        f"{'' if scenario.absent_validators else ' (and the plain 404 for extra-lib on a)'}; " \
+        f"got {unexpected}"
+
+
+def test_relock_metadata_one_304(relock):
+    _, _, _, requests = relock
+    metadata = [r for logged in requests.values() for r in logged if r.path.endswith(".metadata")]
+    assert len(metadata) == 1 and metadata[0].status == 304, \
+        f"expected one metadata request, answered 304: {[describe(r) for r in metadata]}"
+
+
+def test_relock_no_request_names_an_inactive_dependency(relock):
+    _, _, _, requests = relock
+    asked = named_inactive(requests["a"] + requests["b"])
+    assert not asked, f"expected no relock request for {', '.join(INACTIVE)}: {asked}"
+
+
+# ---------------------------------------------------------------------------------------------
+# (d) offline; (e) an extra no index has.
+
+def test_d_offline_relock_same_bytes_no_request(rootlock, scratch, plain_404):
+    # The cache answers everything, the 404 included.
+    s = plain_404
+    out = os.path.join(scratch, "pylock.ab-offline.toml")
+    shutil.copyfile(s.out, out)
+    s.a.clear_log()
+    s.b.clear_log()
+    rc, _, err = lock(rootlock, s.recipe, out, s.cache, "--offline")
+    assert rc == 0 and read(out) == s.bytes, \
+        f"expected an --offline relock to exit 0 with the same bytes: exit {rc} {err}"
+    assert not s.a.requests and not s.b.requests, \
+        f"expected no request from --offline, got {len(s.a.requests) + len(s.b.requests)}"
+
+
+def test_e_requested_extra_no_index_has(rootlock, scratch, base, plain_404):
+    s = plain_404
+    broken = write_recipe(os.path.join(scratch, "broken.toml"), base, s.a.simple_url,
+                          s.b.simple_url, ["app[broken]"])
+    out = os.path.join(scratch, "pylock.broken.toml")
+    rc, _, err = lock(rootlock, broken, out, os.path.join(scratch, "cache-broken"))
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and not os.path.exists(out) and \
+        any("missing-lib" in line and "a, b" in line for line in lines), \
+        f"expected exit 2, no lock, and a line naming missing-lib and indexes 'a, b': " \
+        f"exit {rc}: {err}"
+    print(f"(e) {lines[-1] if lines else ''}")
