@@ -1,35 +1,34 @@
 """End-to-end: `rootlock check` and `rootlock diff` read OCI images in place (an archive, a
 layout), layers flattened with their whiteouts, nothing unpacked.
 
-Usage: test_oci_check.py ROOTLOCK
-
-test_oci.py's fixture index and recipe (torch 2.8.0+cu128, app-cli, web-router 1.0.0 or 1.2.0
-over the cached Debian base). One lock is built as NAME.tar.zst and as NAME.oci.tar, whose layout
-directory is the archive unpacked (the same blobs); the 1.2.0 lock as a layout. Then:
-  a. `check --json` of the .oci.tar, the layout and the .tar.zst: one report (but for "root");
-     time and peak RSS of each printed;
-  b. a layer planted over the layout (python's tarfile; a new config, manifest and index.json
-     entry "planted") whose whiteout removes libz.so.1: check names the missing soname;
-     the same layer with a wrong digest in its manifest: one error line, exit 2;
-  c. `diff A.oci B.oci` (1.0.0 vs 1.2.0): exactly web-router 1.0.0 -> 1.2.0, exit 1; the layout
-     against its own archive: exit 0.
+test_oci.py's recipe (torch 2.8.0+cu128, app-cli, web-router 1.0.0 or 1.2.0 over the cached
+Debian base) and the fixture index. One lock is built as NAME.tar.zst and as NAME.oci.tar, whose
+layout directory is the archive unpacked (the same blobs); the 1.2.0 lock as a layout. Then:
+  a. `check --json` of the .oci.tar, the layout and the .tar.zst: one report (but for "root"),
+     and the image passes; time and peak RSS of each printed;
+  b. a layer planted over a copy of the layout (python's tarfile; a new config, manifest and
+     index.json entry "planted") whose whiteout removes libz.so.1: check names the missing
+     soname; the same kind of layer with one byte of its blob changed in place, in a copy of
+     its own: one error line, exit 2;
+  c. `diff A.oci B.oci` (1.0.0 vs 1.2.0): exactly web-router 1.0.0 -> 1.2.0, exit 1, the text
+     naming it; the layout against its own archive: exit 0.
 """
 import hashlib
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_oci import write_recipe, run, build  # noqa: E402  (the same fixtures and recipe)
+from test_oci import build, write_recipe  # noqa: E402  (the same recipe and build helper)
 from fixtures import index_server, package_graph  # noqa: E402
+from fixtures.cli import run, run_rootlock  # noqa: E402
 from fixtures.debian_root import base_tarball  # noqa: E402
-from fixtures.failures import Failures  # noqa: E402
 
 # Candidates for the library the planted whiteout removes: needed by the base's python3.11.
 LIBDIR = "usr/lib/x86_64-linux-gnu"
@@ -37,9 +36,9 @@ VICTIMS = ["libz.so.1", "libexpat.so.1", "libffi.so.8"]
 
 
 def check_json(rootlock, root):
+    """(exit, report without "root" or None, stderr less the time line, seconds, peak MiB)."""
     start = time.monotonic()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", rootlock, "check", "--root", root,
-                           "--json"], capture_output=True, text=True, timeout=900)
+    proc = run(["/usr/bin/time", "-f", "%M", rootlock, "check", "--root", root, "--json"])
     seconds = time.monotonic() - start
     lines = proc.stderr.strip().splitlines()
     rss = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else 0.0
@@ -101,8 +100,11 @@ def plant_layer(layout, ref, layer, new_ref):
                                "digest": add_blob(layout, manifest_bytes),
                                "size": len(manifest_bytes),
                                "annotations": {"org.opencontainers.image.ref.name": new_ref}})
-    with open(os.path.join(layout, "index.json"), "w") as f:
+    # By rename: the layout is a hard-linked copy, its index.json shared with the original.
+    tmp = os.path.join(layout, "index.json.tmp")
+    with open(tmp, "w") as f:
         json.dump(index, f, separators=(",", ":"))
+    os.replace(tmp, os.path.join(layout, "index.json"))
 
 
 def base_victim(layout, ref):
@@ -118,118 +120,196 @@ def base_victim(layout, ref):
     return next((v for v in VICTIMS if f"{LIBDIR}/{v}" in names), None)
 
 
-def main(argv):
-    rootlock = os.path.abspath(argv[1])
-    fail = Failures()
-    if shutil.which("time") is None and not os.path.exists("/usr/bin/time"):
-        print("/usr/bin/time is not installed")
-        return 1
-    work = tempfile.mkdtemp(prefix="rootlock-oci-check-")
-    try:
-        graph = package_graph.build_graph(os.path.join(work, "graph"))
-        base = base_tarball()
-        cache = os.path.join(work, "cache")
-        with index_server.IndexServer(graph, style="pypi") as server:
-            locks = {}
-            for version in ("1.0.0", "1.2.0"):
-                recipe = write_recipe(os.path.join(work, f"oci-{version}.toml"),
-                                      server.simple_url, base,
-                                      ["app-cli", f"web-router=={version}"])
-                locks[version] = os.path.join(work, f"pylock.oci-{version}.toml")
-                proc = run([rootlock, "lock", recipe, "-o", locks[version], "--cache-dir", cache])
-                if not fail.expect(proc.returncode == 0, f"lock {version}: {proc.stderr}"):
-                    return 1
-        out = os.path.join(work, "out")
-        tarball = os.path.join(out, "ocitest.tar.zst")
-        archive = os.path.join(out, "ocitest.oci.tar")
-        newer = os.path.join(out, "newer.oci")
-        for lock, output in ((locks["1.0.0"], tarball), (locks["1.0.0"], archive),
-                             (locks["1.2.0"], newer)):
-            rc, _, err = build(rootlock, lock, output, cache)
-            if not fail.expect(rc == 0, f"build {output}: exit {rc}: {err}"):
-                return 1
-        layout = os.path.join(out, "ocitest.oci")
-        with tarfile.open(archive) as tar:
-            tar.extractall(layout)
 
-        # (a) one report from the three forms.
-        reports = {}
-        for root in (archive, layout, tarball):
-            rc, report, err, seconds, rss = check_json(rootlock, root)
-            if not fail.expect(report is not None and rc in (0, 1),
-                               f"(a) check {root}: exit {rc}: {err}"):
-                continue
+@pytest.fixture(scope="module", autouse=True)
+def tools():
+    assert os.access("/usr/bin/time", os.X_OK), "/usr/bin/time is not installed (make deps)"
+
+
+@pytest.fixture(scope="module")
+def server(scratch):
+    graph = package_graph.build_graph(os.path.join(scratch, "graph"))
+    with index_server.IndexServer(graph, style="pypi") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def cache(scratch):
+    return os.path.join(scratch, "cache")
+
+
+@pytest.fixture(scope="module")
+def locks(rootlock, scratch, server, cache):
+    """{"1.0.0": path, "1.2.0": path}: test_oci.py's recipe locked with each web-router."""
+    base = base_tarball()
+    out = {}
+    for version in ("1.0.0", "1.2.0"):
+        recipe = write_recipe(os.path.join(scratch, f"oci-{version}.toml"), server.simple_url,
+                              base, ["app-cli", f"web-router=={version}"])
+        out[version] = os.path.join(scratch, f"pylock.oci-{version}.toml")
+        proc = run_rootlock(rootlock, "lock", recipe, "-o", out[version], "--cache-dir", cache)
+        assert proc.returncode == 0, f"lock {version}: {proc.stderr}"
+    return out
+
+
+def built(rootlock, lock, output, cache):
+    rc, _, err = build(rootlock, lock, output, cache)
+    assert rc == 0, f"build {output}: exit {rc}: {err}"
+    return output
+
+
+@pytest.fixture(scope="module")
+def tarball(rootlock, scratch, locks, cache):
+    return built(rootlock, locks["1.0.0"], os.path.join(scratch, "out", "ocitest.tar.zst"), cache)
+
+
+@pytest.fixture(scope="module")
+def archive(rootlock, scratch, locks, cache):
+    return built(rootlock, locks["1.0.0"], os.path.join(scratch, "out", "ocitest.oci.tar"), cache)
+
+
+@pytest.fixture(scope="module")
+def newer(rootlock, scratch, locks, cache):
+    """The 1.2.0 lock built as a layout."""
+    return built(rootlock, locks["1.2.0"], os.path.join(scratch, "out", "newer.oci"), cache)
+
+
+@pytest.fixture(scope="module")
+def layout(scratch, archive):
+    """The archive unpacked: a layout holding the same blobs. Cases only read it."""
+    path = os.path.join(scratch, "out", "ocitest.oci")
+    with tarfile.open(archive) as tar:
+        tar.extractall(path)
+    return path
+
+
+def layout_copy(layout, name):
+    """A hard-linked copy of the layout to plant layers in (files added or renamed over)."""
+    dest = os.path.join(os.path.dirname(layout), name)
+    subprocess.run(["cp", "-al", layout, dest], check=True)
+    return dest
+
+
+# (a) one report from the three forms.
+
+@pytest.fixture(scope="module")
+def reports(rootlock, tarball, archive, layout):
+    """{"archive"|"layout"|"tarball": (exit, report or None, stderr)}."""
+    out = {}
+    for form, root in (("archive", archive), ("layout", layout), ("tarball", tarball)):
+        rc, report, err, seconds, rss = check_json(rootlock, root)
+        if report is not None:
             report.pop("root", None)
-            reports[root] = report
-            print(f"(a) check {os.path.basename(root)}: exit {rc}, {report['objects']} objects, "
-                  f"{len(report['problems'])} problems, {seconds:.2f} s, peak RSS {rss:.0f} MiB")
-        if len(reports) == 3:
-            fail.expect(reports[archive] == reports[tarball] and reports[layout] == reports[tarball],
-                        "(a) the reports differ: " + json.dumps(
-                            {os.path.basename(k): v for k, v in reports.items()})[:2000])
-            fail.expect(reports[tarball]["ok"], f"(a) the image does not pass: "
-                        f"{reports[tarball]['problems'][:3]}")
-
-        # (b) a planted whiteout removes a library python needs.
-        victim = base_victim(layout, "ocitest")
-        if fail.expect(victim is not None, f"(b) the base holds none of {VICTIMS}"):
-            plant_layer(layout, "ocitest", whiteout_layer(victim), "planted")
-            rc, report, err, _, _ = check_json(rootlock, layout + ":planted")
-            missing = [p for p in (report or {}).get("problems", [])
-                       if p.get("kind") == "missing-soname" and p.get("soname") == victim]
-            fail.expect(rc == 1 and report is not None and not report["ok"] and missing,
-                        f"(b) check of the planted image: exit {rc}: {err} "
-                        f"{(report or {}).get('problems', [])[:3]}")
-            if missing:
-                print(f"(b) whiteout of {victim}: missing-soname {victim}, needed by "
-                      f"{len(missing[0].get('needed_by', []))} objects")
-            # The same kind of layer, then one byte of its blob changed in place.
-            tampered = whiteout_layer(victim.replace(".so", ".sx"))
-            plant_layer(layout, "ocitest", tampered, "tampered")
-            blob = os.path.join(layout, "blobs", "sha256", sha256_hex(tampered))
-            with open(blob, "r+b") as f:
-                f.seek(tampered.index(b".wh."))
-                f.write(b"W")
-            proc = run([rootlock, "check", "--root", layout + ":tampered", "--json"])
-            lines = proc.stderr.strip().splitlines()
-            fail.expect(proc.returncode == 2 and len(lines) == 1 and
-                        lines[0].endswith("its sha256 differs from the descriptor's digest"),
-                        f"(b) tampered layer: exit {proc.returncode}: {proc.stderr}")
-            print(f"(b) a layer that is not its digest: exit {proc.returncode}: "
-                  f"{lines[0] if lines else ''}")
-
-        # (c) diff of two images says what changed, by meaning.
-        proc = run([rootlock, "diff", layout + ":ocitest", newer, "--json"])
-        try:
-            diff = json.loads(proc.stdout)
-        except json.JSONDecodeError:
-            diff = None
-        text = run([rootlock, "diff", layout + ":ocitest", newer])
-        if fail.expect(proc.returncode == 1 and diff is not None,
-                       f"(c) diff: exit {proc.returncode}: {proc.stderr}"):
-            packages = diff.get("packages", [])
-            fail.expect([(p.get("name"), p.get("changes"), p.get("before"), p.get("after"))
-                         for p in packages] ==
-                        [("web-router", ["upgraded"], "1.0.0", "1.2.0")] and
-                        not diff.get("debian") and not diff.get("base") and
-                        not diff.get("target") and not diff.get("torch") and
-                        not diff.get("nvidia"),
-                        f"(c) diff: {json.dumps(diff)[:1500]}")
-            fail.expect(text.returncode == 1 and "web-router" in text.stdout and
-                        "1.0.0" in text.stdout and "1.2.0" in text.stdout,
-                        f"(c) diff text: {text.stdout}")
-            print("(c) diff A.oci B.oci:\n    " + "\n    ".join(text.stdout.strip().splitlines()))
-        same = run([rootlock, "diff", archive, layout + ":ocitest"])
-        fail.expect(same.returncode == 0, f"(c) an image against itself: exit {same.returncode}: "
-                    f"{same.stdout}{same.stderr}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if fail.items:
-        print(f"{len(fail.items)} expectation(s) failed")
-        return 1
-    print("all expectations met")
-    return 0
+            print(f"(a) check {os.path.basename(root)}: exit {rc}, {report.get('objects')} "
+                  f"objects, {len(report.get('problems', []))} problems, {seconds:.2f} s, "
+                  f"peak RSS {rss:.0f} MiB")
+        out[form] = (rc, report, err)
+    return out
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+@pytest.mark.parametrize("form", ["archive", "layout", "tarball"])
+def test_a_check_reads_the_form(reports, form):
+    rc, report, err = reports[form]
+    assert report is not None and rc in (0, 1), \
+        f"check --json of the {form}: expected a report and exit 0 or 1, got exit {rc}: {err}"
+
+
+@pytest.mark.parametrize("form", ["archive", "layout"])
+def test_a_report_is_the_tarballs(reports, form):
+    ours, theirs = reports[form][1], reports["tarball"][1]
+    assert ours is not None and theirs is not None and ours == theirs, \
+        f"the {form}'s report differs from the .tar.zst's: " + json.dumps(
+            {form: ours, "tarball": theirs})[:2000]
+
+
+def test_a_the_image_passes(reports):
+    rc, report, err = reports["tarball"]
+    assert report is not None and report["ok"], \
+        f"the image does not pass check: exit {rc}: {(report or {}).get('problems', [])[:3]} {err}"
+
+
+# (b) a planted whiteout, and a layer that is not its digest.
+
+@pytest.fixture(scope="module")
+def victim(layout):
+    found = base_victim(layout, "ocitest")
+    assert found is not None, f"the base holds none of {VICTIMS} in {LIBDIR}"
+    return found
+
+
+def test_b_planted_whiteout_names_the_missing_soname(rootlock, layout, victim):
+    planted = layout_copy(layout, "planted.oci")
+    plant_layer(planted, "ocitest", whiteout_layer(victim), "planted")
+    rc, report, err, _, _ = check_json(rootlock, planted + ":planted")
+    missing = [p for p in (report or {}).get("problems", [])
+               if p.get("kind") == "missing-soname" and p.get("soname") == victim]
+    assert rc == 1 and report is not None and not report["ok"] and missing, \
+        f"check of the planted image: expected exit 1 and missing-soname {victim}, got exit " \
+        f"{rc}: {err} {(report or {}).get('problems', [])[:3]}"
+    print(f"(b) whiteout of {victim}: missing-soname {victim}, needed by "
+          f"{len(missing[0].get('needed_by', []))} objects")
+
+
+def test_b_tampered_layer_one_line_exit_2(rootlock, layout, victim):
+    tampered_layout = layout_copy(layout, "tampered.oci")
+    tampered = whiteout_layer(victim.replace(".so", ".sx"))
+    plant_layer(tampered_layout, "ocitest", tampered, "tampered")
+    # The blob is new to this copy (its own file), so changing it in place is safe.
+    blob = os.path.join(tampered_layout, "blobs", "sha256", sha256_hex(tampered))
+    with open(blob, "r+b") as f:
+        f.seek(tampered.index(b".wh."))
+        f.write(b"W")
+    proc = run_rootlock(rootlock, "check", "--root", tampered_layout + ":tampered", "--json")
+    lines = proc.stderr.strip().splitlines()
+    print(f"(b) a layer that is not its digest: exit {proc.returncode}: "
+          f"{lines[0] if lines else ''}")
+    assert proc.returncode == 2 and len(lines) == 1 and \
+        lines[0].endswith("its sha256 differs from the descriptor's digest"), \
+        f"tampered layer: expected exit 2 and one line ending 'its sha256 differs from the " \
+        f"descriptor's digest', got exit {proc.returncode}: {proc.stderr}"
+
+
+# (c) diff of two images says what changed, by meaning.
+
+@pytest.fixture(scope="module")
+def image_diff(rootlock, layout, newer):
+    """(process, JSON or None) of `diff --json` of the 1.0.0 layout and the 1.2.0 one."""
+    proc = run_rootlock(rootlock, "diff", layout + ":ocitest", newer, "--json")
+    try:
+        return proc, json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return proc, None
+
+
+def test_c_diff_exits_1_with_json(image_diff):
+    proc, diff = image_diff
+    assert proc.returncode == 1 and diff is not None, \
+        f"diff: expected exit 1 and JSON, got exit {proc.returncode}: {proc.stderr}"
+
+
+def test_c_diff_is_exactly_web_router_upgraded(image_diff):
+    _, diff = image_diff
+    diff = diff or {}
+    packages = [(p.get("name"), p.get("changes"), p.get("before"), p.get("after"))
+                for p in diff.get("packages", [])]
+    others = {k: diff.get(k) for k in ("debian", "base", "target", "torch", "nvidia")
+              if diff.get(k)}
+    assert packages == [("web-router", ["upgraded"], "1.0.0", "1.2.0")] and not others, \
+        f"diff: expected only web-router 1.0.0 -> 1.2.0, got packages {packages}, " \
+        f"others {json.dumps(others)[:1500]}"
+
+
+def test_c_diff_text_names_web_router(rootlock, layout, newer):
+    text = run_rootlock(rootlock, "diff", layout + ":ocitest", newer)
+    print("(c) diff A.oci B.oci:\n    " + "\n    ".join(text.stdout.strip().splitlines()))
+    assert text.returncode == 1 and "web-router" in text.stdout and \
+        "1.0.0" in text.stdout and "1.2.0" in text.stdout, \
+        f"diff text: expected exit 1 naming web-router 1.0.0 and 1.2.0, got exit " \
+        f"{text.returncode}: {text.stdout}{text.stderr}"
+
+
+def test_c_image_against_its_own_archive_exit_0(rootlock, archive, layout):
+    same = run_rootlock(rootlock, "diff", archive, layout + ":ocitest")
+    assert same.returncode == 0, \
+        f"an image against itself: expected exit 0, got {same.returncode}: " \
+        f"{same.stdout}{same.stderr}"
