@@ -1,16 +1,14 @@
 """End-to-end: `rootlock check` binds undefined symbols as glibc does, against the real loader.
 
-Usage: test_symbols.py ROOTLOCK   (or --fixture-only: build the fixtures and run only the real
-loader's side in the chroot, without rootlock)
-
-One throwaway copy of the Debian 12 root gets four fixtures, each in its own directory, each
+A throwaway copy of the Debian 12 root gets the fixtures, each in its own directory, each
 checked by path (c also over the whole root, as the LD_LIBRARY_PATH of a container applies to
 everything); the real loader in the chroot is the referee for every verdict:
   a. torch ABI (fixtures/torch_abi.py): torchfix._ext built against fixture torch build 1.
-     With build 2 in torchfix/lib, `check /opt/venv` exits 1 with one undefined-symbol problem
-     (library libc10.so, needed_by the extension, the demangled changed signature), and the
-     real `import torchfix._ext` fails on a mangled name check listed. With build 1: exit 0,
-     no undefined-symbol problem, and the import works.
+     With build 2 in torchfix/lib (a root copy of its own), `check /opt/venv` exits 1 with one
+     undefined-symbol problem (library libc10.so, needed_by the extension, the demangled
+     changed signature), and the real `import torchfix._ext` fails on a mangled name check
+     listed. With build 1 back (the shared root: build 2 installed, then build 1): exit 0, no
+     undefined-symbol problem, and the import works.
   b. /opt/glibc299/bin/prog (DT_RUNPATH $ORIGIN/../lib) loads libneeds299.so.1, which needs
      GLIBC_2.99 (linked against a stub libc.so.6 whose version script defines it): check
      reports missing-version GLIBC_2.99 from the root's real libc and exits 1; ld.so in the
@@ -27,17 +25,20 @@ everything); the real loader in the chroot is the referee for every verdict:
      libbind.so.1 lacks, by a PLT call (lazy), through its address in data, and by a PLT call
      linked with -z now. Each prints "started" first, so running it shows whether the real
      loader failed at load or at the first call; check's "fails" must say the same.
+
+The roots are module fixtures, every fixture of (a)-(e) installed before any case runs, so a
+case runs alone. `-k "fixture or real"` builds the roots and runs only the cases that need no
+rootlock (the fixtures' own facts and the real loader's side).
 """
 import json
 import os
 import shutil
-import sys
-import tempfile
+
+import pytest
 
 from fixtures import elf_stub, referee, torch_abi
-from fixtures.debian_root import copy_root, debian_root, run_in_chroot
-from fixtures.failures import Failures
 from fixtures.check_report import by_kind, run_check, summary
+from fixtures.debian_root import copy_root, debian_root, run_in_chroot
 
 GLIBC_DIR = "/opt/glibc299/lib"
 GLIBC_LIB = GLIBC_DIR + "/libneeds299.so.1"
@@ -80,6 +81,7 @@ int main(void) {
 """
 
 
+
 def symbol_names(problem):
     return [s.get("name") for s in problem.get("symbols", [])]
 
@@ -94,96 +96,6 @@ def install_file(root, path, src, mode=0o755):
     shutil.copyfile(src, dest)
     os.chmod(dest, mode)
 
-
-# ---------------------------------------------------------------------------------------------
-# a. The torch ABI.
-
-def import_ext(root):
-    proc = run_in_chroot(root, [torch_abi.VENV + "/bin/python3", "-c",
-                                "import torchfix._ext as e; print('numel', e.numel)"])
-    return proc.returncode, (proc.stdout + proc.stderr).strip()
-
-
-def case_a_broken(fail, rootlock, root, info):
-    rc, out = import_ext(root)
-    needle = "undefined symbol: " + torch_abi.CHANGED_MANGLED
-    fail.expect(rc != 0 and needle in out,
-                f"(a) build 2: import torchfix._ext gave exit {rc}, {out!r}; expected {needle!r}")
-    print(f"(a) build 2, real import: exit {rc}: {out.splitlines()[-1] if out else ''}")
-    if not rootlock:
-        return
-    rc, report, raw = run_check(rootlock, root, [torch_abi.VENV])
-    if not fail.expect(report is not None, f"(a) check printed no JSON:\n{raw}"):
-        return
-    undefined = by_kind(report, "undefined-symbol")
-    print(f"(a) build 2, check: exit {rc}, ok={report.get('ok')}, {report.get('objects')} "
-          f"objects, {report.get('symbols')} symbols; problems: {summary(report)}")
-    for p in undefined:
-        print("(a)   " + json.dumps(p, sort_keys=True))
-    fail.expect(rc == 1 and report.get("ok") is False,
-                f"(a) build 2: check exit {rc}, ok={report.get('ok')} (expected 1, false)")
-    if not fail.expect(len(undefined) == 1,
-                       f"(a) build 2: expected one undefined-symbol problem, got "
-                       f"{len(undefined)}:\n{raw}"):
-        return
-    p = undefined[0]
-    lib_dir = f"{info['package']}/lib"
-    fail.expect(p.get("severity") == "error", f"(a) severity {p.get('severity')!r}, not error")
-    fail.expect(p.get("library") == torch_abi.CHANGED_LIBRARY,
-                f"(a) library {p.get('library')!r}, expected {torch_abi.CHANGED_LIBRARY!r}")
-    fail.expect(p.get("provider") == f"{lib_dir}/{torch_abi.CHANGED_LIBRARY}",
-                f"(a) provider {p.get('provider')!r}, expected "
-                f"{lib_dir}/{torch_abi.CHANGED_LIBRARY}")
-    fail.expect(p.get("needed_by") == [info["extension"]],
-                f"(a) needed_by {p.get('needed_by')}, expected [{info['extension']}]")
-    fail.expect(p.get("count") == 1 and symbol_names(p) == [torch_abi.CHANGED_MANGLED],
-                f"(a) count {p.get('count')}, symbols {symbol_names(p)}; expected exactly "
-                f"[{torch_abi.CHANGED_MANGLED}]")
-    sym = (p.get("symbols") or [{}])[0]
-    fail.expect(sym.get("demangled") == torch_abi.CHANGED_DEMANGLED,
-                f"(a) demangled {sym.get('demangled')!r}, expected {torch_abi.CHANGED_DEMANGLED!r}")
-    fail.expect(sym.get("version") == "", f"(a) version {sym.get('version')!r}, expected ''")
-    # CPython dlopens extensions with RTLD_NOW (sys.getdlopenflags()): the import fails at load.
-    fail.expect(sym.get("fails") == "at-load",
-                f"(a) fails {sym.get('fails')!r}: python imports with RTLD_NOW, so at-load")
-    fail.expect(torch_abi.CHANGED_MANGLED in out and torch_abi.CHANGED_MANGLED in symbol_names(p),
-                f"(a) the import's undefined symbol is not one check listed: {out!r}")
-
-
-def case_a_intact(fail, rootlock, root):
-    rc, out = import_ext(root)
-    fail.expect(rc == 0 and "numel 6" in out,
-                f"(a) build 1: import torchfix._ext gave exit {rc}, {out!r}")
-    print(f"(a) build 1, real import: exit {rc}: {out}")
-    if not rootlock:
-        return
-    rc, report, raw = run_check(rootlock, root, [torch_abi.VENV])
-    if not fail.expect(report is not None, f"(a) check printed no JSON:\n{raw}"):
-        return
-    print(f"(a) build 1, check: exit {rc}, ok={report.get('ok')}, {report.get('objects')} "
-          f"objects, {report.get('symbols')} symbols; problems: {summary(report)}")
-    fail.expect(rc == 0 and report.get("ok") is True and not by_kind(report, "undefined-symbol"),
-                f"(a) build 1: check exit {rc}, ok={report.get('ok')}:\n{raw}")
-    fail.expect(report.get("objects") == 3,
-                f"(a) build 1: {report.get('objects')} objects, expected 3 (ext, libc10, "
-                f"libtorch_cpu)")
-
-
-def case_a(fail, rootlock, root):
-    info = torch_abi.install(root, 2)
-    ext_undefined = torch_abi.dynamic_symbols(host(root, info["extension"]), defined=False)
-    new_c10 = torch_abi.dynamic_symbols(host(root, info["libs"]["libc10.so"]), defined=True)
-    fail.expect(torch_abi.CHANGED_MANGLED in ext_undefined and
-                torch_abi.CHANGED_MANGLED not in new_c10 and torch_abi.NEW_MANGLED in new_c10,
-                f"(a) fixture: the extension imports {sorted(ext_undefined)}, build 2's "
-                f"libc10.so exports {sorted(new_c10)}")
-    case_a_broken(fail, rootlock, root, info)
-    torch_abi.install(root, 1)
-    case_a_intact(fail, rootlock, root)
-
-
-# ---------------------------------------------------------------------------------------------
-# b. A GLIBC_2.99 requirement against the real libc.
 
 def build_program(out, source, libs, runpath, extra=()):
     """A real executable (PIE, linked against the host's Debian 12 libc, lazily bound unless
@@ -210,40 +122,6 @@ def build_glibc299(root, scratch):
     install_file(root, GLIBC_PROG, prog)
 
 
-def case_b(fail, rootlock, root, scratch):
-    build_glibc299(root, scratch)
-    ref = referee.ld_so_list(root, GLIBC_PROG)
-    errors = sorted(ref.version_errors, key=str)
-    fail.expect([(v, os.path.normpath(n)) for v, _, n in errors] == [(GLIBC_VERSION, GLIBC_LIB)],
-                f"(b) ld.so version errors {errors}, expected {GLIBC_VERSION} required by "
-                f"{GLIBC_LIB}: {ref.raw!r}")
-    for version, provider, needed_by in errors:
-        print(f"(b) ld.so: {provider}: version `{version}' not found (required by {needed_by})")
-    proc = run_in_chroot(root, [GLIBC_PROG])
-    out = (proc.stdout + proc.stderr).strip()
-    fail.expect(proc.returncode != 0 and f"version `{GLIBC_VERSION}' not found" in out,
-                f"(b) running {GLIBC_PROG}: exit {proc.returncode}, {out!r}")
-    print(f"(b) running {GLIBC_PROG}: exit {proc.returncode}: {out}")
-    if not rootlock:
-        return
-    rc, report, raw = run_check(rootlock, root, [os.path.dirname(GLIBC_DIR)])
-    if not fail.expect(report is not None, f"(b) check printed no JSON:\n{raw}"):
-        return
-    print(f"(b) check: exit {rc}, ok={report.get('ok')}; problems: {summary(report)}")
-    for p in report.get("problems", []):
-        print("(b)   " + json.dumps(p, sort_keys=True))
-    fail.expect(rc == 1 and report.get("ok") is False,
-                f"(b) check exit {rc}, ok={report.get('ok')} (expected 1, false)")
-    mv = by_kind(report, "missing-version")
-    want = {"soname": "libc.so.6", "version": GLIBC_VERSION, "needed_by": [GLIBC_LIB],
-            "provider": REAL_LIBC, "severity": "error"}
-    got = [{k: p.get(k) for k in want} for p in mv]
-    fail.expect(got == [want], f"(b) missing-version problems {got}, expected [{want}]")
-
-
-# ---------------------------------------------------------------------------------------------
-# c. LD_LIBRARY_PATH shadows the packaged copy.
-
 def build_shadow(root, scratch):
     packaged = elf_stub.StubSpec(out=os.path.join(scratch, "app-lib", "libshadow.so.1"),
                                  soname="libshadow.so.1", exports=("f_new", "f_old"),
@@ -259,121 +137,6 @@ def build_shadow(root, scratch):
     install_file(root, PACKAGED, packaged.out)
     install_file(root, SHADOW, other.out)
 
-
-def run_app(root, ld_library_path):
-    env = {"LD_LIBRARY_PATH": ld_library_path} if ld_library_path else None
-    proc = run_in_chroot(root, [APP], env=env)
-    return proc.returncode, (proc.stdout + proc.stderr).strip()
-
-
-def case_c_loader(fail, root, hwcaps):
-    """The real loader's side: which copy it picks, and whether the app runs."""
-    picks, normal = {}, {}
-    for llp in (None, OTHER_DIR):
-        ref = referee.ld_so_list(root, APP, ld_library_path=llp)
-        picks[llp] = dict(ref.loaded).get("libshadow.so.1")
-        normal[llp] = os.path.normpath(picks[llp]) if picks[llp] else None
-        rc, out = run_app(root, llp)
-        print(f"(c) ld.so, LD_LIBRARY_PATH={llp}: libshadow.so.1 => {picks[llp]}; app exit "
-              f"{rc}: {out.splitlines()[-1] if out else ''}")
-        if llp is None:
-            fail.expect(rc == 0 and out == "started",
-                        f"(c) the app without LD_LIBRARY_PATH: exit {rc}, {out!r}")
-        else:
-            fail.expect(rc != 0 and out.startswith("started") and "undefined symbol: f_new" in out,
-                        f"(c) the app with LD_LIBRARY_PATH: exit {rc}, {out!r}; expected it to "
-                        "start, then fail binding f_new")
-    fail.expect(normal == {None: PACKAGED, OTHER_DIR: SHADOW},
-                f"(c) ld.so picked {picks}, fixture expects {PACKAGED} then {SHADOW}")
-    return picks
-
-
-def case_c_ldd(fail, rootlock, root, hwcaps, picks):
-    extra = ["--hwcaps", ",".join(hwcaps)] if hwcaps else []
-    for llp in (None, OTHER_DIR):
-        args = extra + (["--ld-library-path", llp] if llp else [])
-        got = referee.rootlock_ldd(rootlock, root, [APP], args)[APP]
-        ref = referee.ld_so_list(root, APP, ld_library_path=llp)
-        diffs = referee.compare_listing(ref, got)
-        entry = referee.find_entry(got, "libshadow.so.1") or {}
-        print(f"(c) rootlock ldd, --ld-library-path {llp}: libshadow.so.1 => "
-              f"{entry.get('path')} via {entry.get('via')}")
-        fail.expect(not diffs and entry.get("path") == picks[llp],
-                    f"(c) rootlock ldd (LD_LIBRARY_PATH={llp}) differs from ld.so: {diffs}; "
-                    f"libshadow.so.1 => {entry.get('path')}, ld.so {picks[llp]}")
-
-
-def about_app(problems):
-    return [p for p in problems if APP in p.get("needed_by", [])]
-
-
-def case_c_check(fail, rootlock, root):
-    """The whole root with LD_LIBRARY_PATH (the other fixtures' problems are left out by
-    needed_by), then /opt/app alone, with and without it."""
-    rc, report, raw = run_check(rootlock, root, ["--ld-library-path", OTHER_DIR])
-    if not fail.expect(report is not None, f"(c) check printed no JSON:\n{raw}"):
-        return
-    wp = about_app(by_kind(report, "wrong-provider"))
-    us = about_app(by_kind(report, "undefined-symbol"))
-    print(f"(c) check --ld-library-path {OTHER_DIR} (whole root): exit {rc}; about {APP}: "
-          f"{len(wp)} wrong-provider, {len(us)} undefined-symbol")
-    for p in wp + us:
-        print("(c)   " + json.dumps(p, sort_keys=True))
-    fail.expect(rc == 1 and report.get("ok") is False,
-                f"(c) check exit {rc}, ok={report.get('ok')} (expected 1, false)")
-    want = {"severity": "error", "soname": "libshadow.so.1", "picked": SHADOW,
-            "via": "ld-library-path", "packaged": PACKAGED, "needed_by": [APP],
-            "copies": sorted([PACKAGED, SHADOW])}
-    got = [{k: p.get(k) for k in want} for p in wp]
-    fail.expect(got == [want], f"(c) wrong-provider problems {got}, expected [{want}]")
-    fail.expect(all(p.get("reason") for p in wp), "(c) a wrong-provider error has no reason")
-    want_u = {"severity": "error", "library": "libshadow.so.1", "provider": SHADOW,
-              "needed_by": [APP]}
-    got_u = [{k: p.get(k) for k in want_u} for p in us]
-    fail.expect(got_u == [want_u] and symbol_names(us[0]) == ["f_new"],
-                f"(c) undefined-symbol problems {got_u} symbols "
-                f"{[symbol_names(p) for p in us]}, expected [{want_u}] with [f_new]")
-    if us and us[0].get("symbols"):
-        # The app is not linked with BIND_NOW: ld.so binds f_new at its first call (it printed
-        # "started" first).
-        fails = us[0]["symbols"][0].get("fails")
-        fail.expect(fails == "at-first-call", f"(c) f_new fails {fails!r}, expected at-first-call")
-
-    # Checking /opt/app alone: the same verdict, and the copies still name the one that won.
-    rc, report, raw = run_check(rootlock, root, ["--ld-library-path", OTHER_DIR, "/opt/app"])
-    if not fail.expect(report is not None, f"(c) check printed no JSON:\n{raw}"):
-        return
-    wp = by_kind(report, "wrong-provider")
-    print(f"(c) check --ld-library-path {OTHER_DIR} /opt/app: exit {rc}; problems: "
-          f"{summary(report)}; wrong-provider copies {[p.get('copies') for p in wp]}")
-    fail.expect(rc == 1 and len(wp) == 1 and wp[0].get("picked") == SHADOW and
-                {PACKAGED, SHADOW} <= set(wp[0].get("copies", [])),
-                f"(c) check of /opt/app alone: exit {rc}, wrong-provider {wp}; expected one "
-                f"whose copies include the picked {SHADOW} and the packaged {PACKAGED}")
-
-    for args in (["/opt/app"], []):
-        rc, report, raw = run_check(rootlock, root, args)
-        if not fail.expect(report is not None, f"(c) check printed no JSON:\n{raw}"):
-            return
-        about = about_app(by_kind(report, "wrong-provider") + by_kind(report, "undefined-symbol"))
-        where = args[0] if args else "whole root"
-        print(f"(c) check without LD_LIBRARY_PATH ({where}): exit {rc}; problems about {APP}: "
-              f"{len(about)}")
-        fail.expect(not about and (rc == 0 or not args),
-                    f"(c) without LD_LIBRARY_PATH ({where}): exit {rc}, problems {about}")
-
-
-def case_c(fail, rootlock, root, scratch):
-    build_shadow(root, scratch)
-    hwcaps, _ = referee.ld_so_hwcaps(root)
-    picks = case_c_loader(fail, root, hwcaps)
-    if rootlock:
-        case_c_ldd(fail, rootlock, root, hwcaps, picks)
-        case_c_check(fail, rootlock, root)
-
-
-# ---------------------------------------------------------------------------------------------
-# e. When a missing symbol fails: at load or at the first call.
 
 def build_binding(root, scratch):
     """libbind.so.1 as linked against (exports every g_*) and as installed (exports none),
@@ -392,81 +155,404 @@ def build_binding(root, scratch):
         install_file(root, f"{BIND_DIR}/bin/{name}", prog)
 
 
-def case_e(fail, rootlock, root, scratch):
-    build_binding(root, scratch)
-    real = {}
+def checked(rootlock, root, args, label):
+    """`check --json ARGS` over root: (exit code, report), the report printed."""
+    rc, report, raw = run_check(rootlock, root, args)
+    assert report is not None, f"{label} check printed no JSON:\n{raw}"
+    print(f"{label} check {' '.join(args)}: exit {rc}, ok={report.get('ok')}, "
+          f"{report.get('objects')} objects, {report.get('symbols')} symbols; problems: "
+          f"{summary(report)}")
+    for p in report.get("problems", []):
+        print(f"{label}   " + json.dumps(p, sort_keys=True)[:400])
+    return rc, report
+
+
+# -- the roots -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def root(scratch):
+    """The shared root: torchfix with build 2 then build 1 again, and the fixtures of (b), (c)
+    and (e), each in its own directory."""
+    path = copy_root(scratch)
+    build = os.path.join(scratch, "build")
+    os.makedirs(build)
+    torch_abi.install(path, 2)
+    torch_abi.install(path, 1)
+    build_glibc299(path, build)
+    build_shadow(path, build)
+    build_binding(path, build)
+    return path
+
+
+@pytest.fixture(scope="module")
+def broken_abi(scratch):
+    """(root, install info): a root copy of its own with torchfix on torch build 2."""
+    path = copy_root(scratch)
+    return path, torch_abi.install(path, 2)
+
+
+# -- a. the torch ABI ----------------------------------------------------------------------------
+
+def import_ext(root):
+    proc = run_in_chroot(root, [torch_abi.VENV + "/bin/python3", "-c",
+                                "import torchfix._ext as e; print('numel', e.numel)"])
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def test_a_fixture_build2_drops_the_changed_symbol(broken_abi):
+    path, info = broken_abi
+    ext_undefined = torch_abi.dynamic_symbols(host(path, info["extension"]), defined=False)
+    new_c10 = torch_abi.dynamic_symbols(host(path, info["libs"]["libc10.so"]), defined=True)
+    assert torch_abi.CHANGED_MANGLED in ext_undefined and \
+        torch_abi.CHANGED_MANGLED not in new_c10 and torch_abi.NEW_MANGLED in new_c10, \
+        f"(a) fixture: the extension should import {torch_abi.CHANGED_MANGLED}, which build " \
+        f"2's libc10.so replaces by {torch_abi.NEW_MANGLED}: the extension imports " \
+        f"{sorted(ext_undefined)}, libc10.so exports {sorted(new_c10)}"
+
+
+@pytest.fixture(scope="module")
+def broken_import(broken_abi):
+    rc, out = import_ext(broken_abi[0])
+    print(f"(a) build 2, real import: exit {rc}: {out.splitlines()[-1] if out else ''}")
+    return rc, out
+
+
+def test_a_build2_real_import_fails_on_changed_symbol(broken_import):
+    rc, out = broken_import
+    needle = "undefined symbol: " + torch_abi.CHANGED_MANGLED
+    assert rc != 0 and needle in out, \
+        f"(a) build 2: import torchfix._ext gave exit {rc}, {out!r}; expected {needle!r}"
+
+
+@pytest.fixture(scope="module")
+def broken_check(rootlock, broken_abi):
+    return checked(rootlock, broken_abi[0], [torch_abi.VENV], "(a) build 2,")
+
+
+def test_a_build2_check_exits_1_not_ok(broken_check):
+    rc, report = broken_check
+    assert rc == 1 and report.get("ok") is False, \
+        f"(a) build 2: check exit {rc}, ok={report.get('ok')} (expected 1, false)"
+
+
+@pytest.fixture(scope="module")
+def broken_problem(broken_check):
+    """The one undefined-symbol problem of build 2's check."""
+    undefined = by_kind(broken_check[1], "undefined-symbol")
+    assert len(undefined) == 1, \
+        f"(a) build 2: expected one undefined-symbol problem, got {len(undefined)}: " \
+        f"{json.dumps(undefined)[:2000]}"
+    return undefined[0]
+
+
+def test_a_build2_check_one_undefined_symbol(broken_check):
+    undefined = by_kind(broken_check[1], "undefined-symbol")
+    assert len(undefined) == 1, \
+        f"(a) build 2: expected one undefined-symbol problem, got {len(undefined)}: " \
+        f"{json.dumps(undefined)[:2000]}"
+
+
+def first_symbol(p):
+    return (p.get("symbols") or [{}])[0]
+
+
+# (field, what the problem holds, what it should hold); info is build 2's install info.
+BROKEN_FIELDS = {
+    "severity": (lambda p, info: p.get("severity"), lambda info: "error"),
+    "library": (lambda p, info: p.get("library"), lambda info: torch_abi.CHANGED_LIBRARY),
+    "provider": (lambda p, info: p.get("provider"),
+                 lambda info: f"{info['package']}/lib/{torch_abi.CHANGED_LIBRARY}"),
+    "needed_by": (lambda p, info: p.get("needed_by"), lambda info: [info["extension"]]),
+    "count-and-symbols": (lambda p, info: (p.get("count"), symbol_names(p)),
+                          lambda info: (1, [torch_abi.CHANGED_MANGLED])),
+    "demangled": (lambda p, info: first_symbol(p).get("demangled"),
+                  lambda info: torch_abi.CHANGED_DEMANGLED),
+    "version": (lambda p, info: first_symbol(p).get("version"), lambda info: ""),
+    # CPython dlopens extensions with RTLD_NOW (sys.getdlopenflags()): the import fails at load.
+    "fails-at-load": (lambda p, info: first_symbol(p).get("fails"), lambda info: "at-load"),
+}
+
+
+@pytest.mark.parametrize("field", list(BROKEN_FIELDS))
+def test_a_build2_problem(broken_abi, broken_problem, field):
+    got_of, want_of = BROKEN_FIELDS[field]
+    info = broken_abi[1]
+    got, want = got_of(broken_problem, info), want_of(info)
+    assert got == want, f"(a) build 2: {field} {got!r}, expected {want!r}"
+
+
+def test_a_build2_import_fails_on_a_symbol_check_listed(broken_import, broken_problem):
+    out = broken_import[1]
+    assert torch_abi.CHANGED_MANGLED in out and \
+        torch_abi.CHANGED_MANGLED in symbol_names(broken_problem), \
+        f"(a) the import's undefined symbol should be one check listed " \
+        f"({symbol_names(broken_problem)}): {out!r}"
+
+
+def test_a_build1_real_import_works(root):
+    rc, out = import_ext(root)
+    print(f"(a) build 1, real import: exit {rc}: {out}")
+    assert rc == 0 and "numel 6" in out, \
+        f"(a) build 1: import torchfix._ext gave exit {rc}, {out!r}; expected 'numel 6'"
+
+
+@pytest.fixture(scope="module")
+def intact_check(rootlock, root):
+    return checked(rootlock, root, [torch_abi.VENV], "(a) build 1,")
+
+
+def test_a_build1_check_ok(intact_check):
+    rc, report = intact_check
+    undefined = by_kind(report, "undefined-symbol")
+    assert rc == 0 and report.get("ok") is True and not undefined, \
+        f"(a) build 1: check exit {rc}, ok={report.get('ok')}, undefined-symbol {undefined} " \
+        f"(expected 0, true, none)"
+
+
+def test_a_build1_check_three_objects(intact_check):
+    objects = intact_check[1].get("objects")
+    assert objects == 3, \
+        f"(a) build 1: {objects} objects, expected 3 (ext, libc10, libtorch_cpu)"
+
+
+# -- b. a GLIBC_2.99 requirement against the real libc --------------------------------------------
+
+def test_b_real_loader_version_error(root):
+    ref = referee.ld_so_list(root, GLIBC_PROG)
+    errors = sorted(ref.version_errors, key=str)
+    for version, provider, needed_by in errors:
+        print(f"(b) ld.so: {provider}: version `{version}' not found (required by {needed_by})")
+    assert [(v, os.path.normpath(n)) for v, _, n in errors] == [(GLIBC_VERSION, GLIBC_LIB)], \
+        f"(b) ld.so version errors {errors}, expected {GLIBC_VERSION} required by " \
+        f"{GLIBC_LIB}: {ref.raw!r}"
+
+
+def test_b_real_program_fails_on_version(root):
+    proc = run_in_chroot(root, [GLIBC_PROG])
+    out = (proc.stdout + proc.stderr).strip()
+    print(f"(b) running {GLIBC_PROG}: exit {proc.returncode}: {out}")
+    assert proc.returncode != 0 and f"version `{GLIBC_VERSION}' not found" in out, \
+        f"(b) running {GLIBC_PROG}: exit {proc.returncode}, {out!r}; expected " \
+        f"version `{GLIBC_VERSION}' not found"
+
+
+@pytest.fixture(scope="module")
+def glibc_check(rootlock, root):
+    return checked(rootlock, root, [os.path.dirname(GLIBC_DIR)], "(b)")
+
+
+def test_b_check_exits_1_not_ok(glibc_check):
+    rc, report = glibc_check
+    assert rc == 1 and report.get("ok") is False, \
+        f"(b) check exit {rc}, ok={report.get('ok')} (expected 1, false)"
+
+
+def test_b_check_missing_version_from_the_roots_libc(glibc_check):
+    want = {"soname": "libc.so.6", "version": GLIBC_VERSION, "needed_by": [GLIBC_LIB],
+            "provider": REAL_LIBC, "severity": "error"}
+    got = [{k: p.get(k) for k in want} for p in by_kind(glibc_check[1], "missing-version")]
+    assert got == [want], f"(b) missing-version problems {got}, expected [{want}]"
+
+
+# -- c. LD_LIBRARY_PATH shadows the packaged copy -------------------------------------------------
+
+LLP = [None, OTHER_DIR]
+LLP_IDS = ["no-ld-library-path", "ld-library-path-other"]
+
+
+def run_app(root, ld_library_path):
+    env = {"LD_LIBRARY_PATH": ld_library_path} if ld_library_path else None
+    proc = run_in_chroot(root, [APP], env=env)
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def loader_pick(root, llp):
+    """The libshadow.so.1 path ld.so lists for the app (as it lists it)."""
+    ref = referee.ld_so_list(root, APP, ld_library_path=llp)
+    return dict(ref.loaded).get("libshadow.so.1")
+
+
+@pytest.mark.parametrize("llp", LLP, ids=LLP_IDS)
+def test_c_real_loader_picks(root, llp):
+    pick = loader_pick(root, llp)
+    want = PACKAGED if llp is None else SHADOW
+    print(f"(c) ld.so, LD_LIBRARY_PATH={llp}: libshadow.so.1 => {pick}")
+    assert (os.path.normpath(pick) if pick else None) == want, \
+        f"(c) ld.so (LD_LIBRARY_PATH={llp}) picked {pick}, fixture expects {want}"
+
+
+def test_c_real_app_runs_without_ld_library_path(root):
+    rc, out = run_app(root, None)
+    assert rc == 0 and out == "started", \
+        f"(c) the app without LD_LIBRARY_PATH: exit {rc}, {out!r}; expected exit 0, 'started'"
+
+
+def test_c_real_app_fails_on_f_new_with_ld_library_path(root):
+    rc, out = run_app(root, OTHER_DIR)
+    print(f"(c) the app, LD_LIBRARY_PATH={OTHER_DIR}: exit {rc}: {out}")
+    assert rc != 0 and out.startswith("started") and "undefined symbol: f_new" in out, \
+        f"(c) the app with LD_LIBRARY_PATH: exit {rc}, {out!r}; expected it to start, then " \
+        "fail binding f_new"
+
+
+@pytest.fixture(scope="module")
+def hwcaps(root):
+    return referee.ld_so_hwcaps(root)[0]
+
+
+@pytest.mark.parametrize("llp", LLP, ids=LLP_IDS)
+def test_c_rootlock_ldd_as_ld_so(rootlock, root, hwcaps, llp):
+    args = (["--hwcaps", ",".join(hwcaps)] if hwcaps else []) + \
+        (["--ld-library-path", llp] if llp else [])
+    got = referee.rootlock_ldd(rootlock, root, [APP], args)[APP]
+    ref = referee.ld_so_list(root, APP, ld_library_path=llp)
+    pick = dict(ref.loaded).get("libshadow.so.1")
+    diffs = referee.compare_listing(ref, got)
+    entry = referee.find_entry(got, "libshadow.so.1") or {}
+    print(f"(c) rootlock ldd, --ld-library-path {llp}: libshadow.so.1 => "
+          f"{entry.get('path')} via {entry.get('via')}")
+    assert not diffs and entry.get("path") == pick, \
+        f"(c) rootlock ldd (LD_LIBRARY_PATH={llp}) differs from ld.so: {diffs}; " \
+        f"libshadow.so.1 => {entry.get('path')}, ld.so {pick}"
+
+
+def about_app(problems):
+    return [p for p in problems if APP in p.get("needed_by", [])]
+
+
+@pytest.fixture(scope="module")
+def shadow_check(rootlock, root):
+    """check --ld-library-path OTHER_DIR over the whole root (the other fixtures' problems are
+    left out by needed_by): (exit code, report, wrong-provider, undefined-symbol about APP)."""
+    rc, report = checked(rootlock, root, ["--ld-library-path", OTHER_DIR], "(c) whole root,")
+    wp = about_app(by_kind(report, "wrong-provider"))
+    us = about_app(by_kind(report, "undefined-symbol"))
+    print(f"(c) about {APP}: {len(wp)} wrong-provider, {len(us)} undefined-symbol")
+    return rc, report, wp, us
+
+
+def test_c_check_with_ld_library_path_exits_1_not_ok(shadow_check):
+    rc, report, _, _ = shadow_check
+    assert rc == 1 and report.get("ok") is False, \
+        f"(c) check exit {rc}, ok={report.get('ok')} (expected 1, false)"
+
+
+def test_c_check_wrong_provider(shadow_check):
+    wp = shadow_check[2]
+    want = {"severity": "error", "soname": "libshadow.so.1", "picked": SHADOW,
+            "via": "ld-library-path", "packaged": PACKAGED, "needed_by": [APP],
+            "copies": sorted([PACKAGED, SHADOW])}
+    got = [{k: p.get(k) for k in want} for p in wp]
+    assert got == [want], f"(c) wrong-provider problems {got}, expected [{want}]"
+
+
+def test_c_check_wrong_provider_has_a_reason(shadow_check):
+    wp = shadow_check[2]
+    assert wp and all(p.get("reason") for p in wp), \
+        f"(c) each wrong-provider error should give a reason: {wp}"
+
+
+def test_c_check_undefined_f_new(shadow_check):
+    us = shadow_check[3]
+    want_u = {"severity": "error", "library": "libshadow.so.1", "provider": SHADOW,
+              "needed_by": [APP]}
+    got_u = [{k: p.get(k) for k in want_u} for p in us]
+    assert got_u == [want_u] and symbol_names(us[0]) == ["f_new"], \
+        f"(c) undefined-symbol problems {got_u} symbols {[symbol_names(p) for p in us]}, " \
+        f"expected [{want_u}] with [f_new]"
+
+
+def test_c_check_f_new_fails_at_first_call(shadow_check):
+    # The app is not linked with BIND_NOW: ld.so binds f_new at its first call (it printed
+    # "started" first).
+    us = shadow_check[3]
+    assert us and us[0].get("symbols"), f"(c) no undefined-symbol f_new to read: {us}"
+    fails = us[0]["symbols"][0].get("fails")
+    assert fails == "at-first-call", f"(c) f_new fails {fails!r}, expected at-first-call"
+
+
+def test_c_check_app_alone_copies_name_the_winner(rootlock, root):
+    rc, report = checked(rootlock, root, ["--ld-library-path", OTHER_DIR, "/opt/app"], "(c)")
+    wp = by_kind(report, "wrong-provider")
+    print(f"(c) wrong-provider copies {[p.get('copies') for p in wp]}")
+    assert rc == 1 and len(wp) == 1 and wp[0].get("picked") == SHADOW and \
+        {PACKAGED, SHADOW} <= set(wp[0].get("copies", [])), \
+        f"(c) check of /opt/app alone: exit {rc}, wrong-provider {wp}; expected one whose " \
+        f"copies include the picked {SHADOW} and the packaged {PACKAGED}"
+
+
+@pytest.mark.parametrize("args", [["/opt/app"], []], ids=["app", "whole-root"])
+def test_c_check_without_ld_library_path_no_problem(rootlock, root, args):
+    rc, report = checked(rootlock, root, args, "(c) without LD_LIBRARY_PATH,")
+    about = about_app(by_kind(report, "wrong-provider") + by_kind(report, "undefined-symbol"))
+    where = args[0] if args else "whole root"
+    assert not about and (rc == 0 or not args), \
+        f"(c) without LD_LIBRARY_PATH ({where}): exit {rc}, problems about {APP} {about}; " \
+        f"expected none{' and exit 0' if args else ''}"
+
+
+# -- e. when a missing symbol fails: at load or at the first call ---------------------------------
+
+@pytest.fixture(scope="module")
+def bind_runs(root):
+    """{program: (exit code, output, "at-load" or "at-first-call")} of the real loader."""
+    out = {}
     for name in BIND_PROGRAMS:
         proc = run_in_chroot(root, [f"{BIND_DIR}/bin/{name}"])
-        out = (proc.stdout + proc.stderr).strip()
-        real[name] = "at-first-call" if out.startswith("started") else "at-load"
-        fail.expect(proc.returncode != 0 and f"undefined symbol: {BIND_PROGRAMS[name]}" in out,
-                    f"(e) running {name}: exit {proc.returncode}, {out!r}")
-        print(f"(e) real loader, {name}: {real[name]} (exit {proc.returncode}: {out!r})")
-    fail.expect(real == BIND_EXPECTED, f"(e) fixture: the real loader failed {real}, "
-                f"expected {BIND_EXPECTED}")
-    if not rootlock:
-        return
-    rc, report, raw = run_check(rootlock, root, [BIND_DIR])
-    if not fail.expect(report is not None, f"(e) check printed no JSON:\n{raw}"):
-        return
+        text = (proc.stdout + proc.stderr).strip()
+        out[name] = (proc.returncode, text,
+                     "at-first-call" if text.startswith("started") else "at-load")
+        print(f"(e) real loader, {name}: {out[name][2]} (exit {proc.returncode}: {text!r})")
+    return out
+
+
+@pytest.mark.parametrize("name", list(BIND_PROGRAMS))
+def test_e_real_loader_fails_on_the_symbol(bind_runs, name):
+    rc, out, _ = bind_runs[name]
+    assert rc != 0 and f"undefined symbol: {BIND_PROGRAMS[name]}" in out, \
+        f"(e) running {name}: exit {rc}, {out!r}; expected undefined symbol: " \
+        f"{BIND_PROGRAMS[name]}"
+
+
+@pytest.mark.parametrize("name", list(BIND_PROGRAMS))
+def test_e_real_loader_fails_when_the_fixture_expects(bind_runs, name):
+    real = bind_runs[name][2]
+    assert real == BIND_EXPECTED[name], \
+        f"(e) fixture: the real loader failed {name} {real}, expected {BIND_EXPECTED[name]}"
+
+
+def test_e_check_fails_as_ld_so_did(rootlock, root, bind_runs):
+    rc, report = checked(rootlock, root, [BIND_DIR], "(e)")
     got = {}
     for p in by_kind(report, "undefined-symbol"):
         for sym in p.get("symbols", []):
             for needer in p.get("needed_by", []):
                 got[(os.path.basename(needer), sym.get("name"))] = sym.get("fails")
-    print(f"(e) check: exit {rc}; fails per (program, symbol): {sorted(got.items())}")
-    want = {(name, BIND_PROGRAMS[name]): real[name] for name in BIND_PROGRAMS}
-    fail.expect(rc == 1 and got == want, f"(e) check exit {rc}, fails {got}, expected {want} "
-                "(what the real loader did)")
+    print(f"(e) fails per (program, symbol): {sorted(got.items())}")
+    want = {(name, BIND_PROGRAMS[name]): bind_runs[name][2] for name in BIND_PROGRAMS}
+    assert rc == 1 and got == want, \
+        f"(e) check exit {rc}, fails {got}, expected 1 and {want} (what the real loader did)"
 
 
-# ---------------------------------------------------------------------------------------------
-# d. The real Debian root.
+# -- d. the real Debian root ---------------------------------------------------------------------
 
-def case_d(fail, rootlock):
-    root = debian_root()
-    rc, report, raw = run_check(rootlock, root, [])
-    if not fail.expect(report is not None, f"(d) check printed no JSON:\n{raw}"):
-        return
-    errors = [p for p in by_kind(report, "undefined-symbol") if p.get("severity") == "error"]
-    print(f"(d) Debian 12 root: exit {rc}, ok={report.get('ok')}, objects checked: "
-          f"{report.get('objects')}, symbols checked: {report.get('symbols')}; problems: "
-          f"{summary(report)}")
-    for p in by_kind(report, "undefined-symbol"):
-        print("(d)   " + json.dumps(p, sort_keys=True)[:400])
-    fail.expect(not errors, "(d) undefined-symbol errors in the real Debian root: "
-                + "; ".join(json.dumps(p)[:300] for p in errors[:10]))
+@pytest.fixture(scope="module")
+def debian_check(rootlock):
+    return checked(rootlock, debian_root(), [], "(d) Debian 12 root,")
+
+
+def test_d_debian_root_no_undefined_symbol_error(debian_check):
+    errors = [p for p in by_kind(debian_check[1], "undefined-symbol")
+              if p.get("severity") == "error"]
+    assert not errors, "(d) undefined-symbol errors in the real Debian root: " + \
+        "; ".join(json.dumps(p)[:300] for p in errors[:10])
+
+
+def test_d_debian_root_counts(debian_check):
     # Sanity: the counts exist and are of the size of a minbase root (hundreds of objects).
-    fail.expect(isinstance(report.get("objects"), int) and report["objects"] > 300 and
-                isinstance(report.get("symbols"), int) and report["symbols"] > report["objects"],
-                f"(d) counts: objects {report.get('objects')}, symbols {report.get('symbols')}")
-
-
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    rootlock = None if argv[1] == "--fixture-only" else os.path.abspath(argv[1])
-    fail = Failures()
-    parent = tempfile.mkdtemp(prefix="rootlock-symbols-")
-    try:
-        root = copy_root(parent)
-        scratch = os.path.join(parent, "scratch")
-        os.makedirs(scratch)
-        case_a(fail, rootlock, root)
-        case_b(fail, rootlock, root, scratch)
-        case_c(fail, rootlock, root, scratch)
-        case_e(fail, rootlock, root, scratch)
-        if rootlock:
-            case_d(fail, rootlock)
-    finally:
-        if os.environ.get("ROOTLOCK_KEEP_ROOT"):
-            print("kept", parent)
-        else:
-            shutil.rmtree(parent, ignore_errors=True)
-    print(f"{len(fail.items)} failures" if fail.items else "all expectations met")
-    return 1 if fail.items else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    report = debian_check[1]
+    objects, symbols = report.get("objects"), report.get("symbols")
+    assert isinstance(objects, int) and objects > 300 and \
+        isinstance(symbols, int) and symbols > objects, \
+        f"(d) counts: objects {objects}, symbols {symbols}; expected over 300 objects and " \
+        f"more symbols than objects"
