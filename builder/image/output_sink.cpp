@@ -27,6 +27,10 @@ OutputSink::~OutputSink() {
 }
 
 util::Status OutputSink::write(std::span<const std::byte> bytes) {
+    return write(std::vector<std::byte>(bytes.begin(), bytes.end()));
+}
+
+util::Status OutputSink::write(std::vector<std::byte>&& bytes) {
     std::unique_lock lock(m_mutex);
     if (m_finished)
         return util::make_error(m_host_path, "written after the end (a bug)");
@@ -36,9 +40,10 @@ util::Status OutputSink::write(std::span<const std::byte> bytes) {
     });
     if (m_error)
         return *m_error;
-    m_queue.emplace_back(bytes.begin(), bytes.end());
-    m_queued += bytes.size();
-    m_accepted += bytes.size();
+    const size_t size = bytes.size();
+    m_queue.push_back(std::move(bytes));
+    m_queued += size;
+    m_accepted += size;
     lock.unlock();
     m_changed.notify_all();
     return util::ok_status();

@@ -32,6 +32,8 @@ class OutputSink {
     // Queues a copy of `bytes`; blocks while k_max_queued bytes wait. An error the writer thread
     // met (a full disk) is returned by this call or a later one, and by finish().
     util::Status write(std::span<const std::byte> bytes);
+    // The same, taking the block itself instead of a copy (a whole compressed frame).
+    util::Status write(std::vector<std::byte>&& bytes);
     // Waits for every queued byte to be written, fsyncs and closes the file. Once: later calls
     // give an error.
     util::Result<util::Sha256Digest> finish();

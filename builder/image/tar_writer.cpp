@@ -24,6 +24,10 @@ namespace {
 // Content is copied in pieces of this size, never whole files.
 constexpr size_t k_copy_block = 1U << 20;
 
+// What libarchive is given for content the frame cache already holds: the bytes are dropped on
+// the way out, and libarchive's pax writer only counts them.
+const std::byte k_zeros[k_copy_block] = {};
+
 // The next non-empty component of `path` from `pos`, or nullopt at the end.
 std::optional<std::string_view> next_component(std::string_view path, size_t& pos) {
     while (pos < path.size() && path[pos] == '/')
@@ -160,7 +164,8 @@ TarWriter::~TarWriter() {
     // and flush the compressor: an unfinished image must not look complete.
     m_discard = true;
     m_archive.reset();
-    m_sink.reset();  // drops what is queued and closes the file unsynced
+    m_frames.reset();  // waits for its workers, before the sink they write to goes
+    m_sink.reset();    // drops what is queued and closes the file unsynced
 }
 
 ssize_t TarWriter::write_callback(struct archive* handle, void* self, const void* buffer,
@@ -169,6 +174,10 @@ ssize_t TarWriter::write_callback(struct archive* handle, void* self, const void
     if (writer->m_discard)
         return static_cast<ssize_t>(length);
     const std::span bytes(static_cast<const std::byte*>(buffer), length);
+    if (writer->m_frames) {
+        writer->m_frames->append(bytes);
+        return static_cast<ssize_t>(length);
+    }
     auto written = writer->m_compressor ? writer->m_compressor->write(bytes, *writer->m_sink)
                                         : writer->m_sink->write(bytes);
     if (!written.ok()) {
@@ -208,6 +217,14 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
     if (options.in_process && options.compression != Compression::gzip &&
         options.compression != Compression::zstd)
         return util::make_error(host_path, "only gzip and zstd layers are compressed in process");
+    const bool framed = options.frame_cuts != nullptr;
+    if (framed && (options.in_process || (options.compression != Compression::gzip &&
+                                          options.compression != Compression::zstd)))
+        return util::make_error(host_path, "only gzip and zstd tarballs are written in frames");
+    if (framed && options.compression == Compression::gzip &&
+        (options.gzip_level < 1 || options.gzip_level > 9))
+        return util::make_error(host_path,
+                                fmt::format("gzip level {} is not in 1..9", options.gzip_level));
     std::unique_ptr<TarWriter> writer(new TarWriter(host_path));
     writer->m_dot_slash = options.dot_slash;
     if (options.in_process) {
@@ -226,7 +243,7 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
 
     std::string filter_options;
     int status = archive_write_set_format_pax_restricted(handle);
-    switch (options.in_process ? Compression::none : options.compression) {
+    switch (options.in_process || framed ? Compression::none : options.compression) {
         case Compression::none:
             break;
         case Compression::gzip:
@@ -255,12 +272,24 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
         return writer->archive_error(host_path, "options refused");
     // No padding after the last block, whatever the descriptor is: the bytes stay the same.
     archive_write_set_bytes_in_last_block(handle, 1);
+    // Framed: no blocking, so every byte of an entry has reached the callback once
+    // archive_write_finish_entry returns, and a frame can end exactly there.
+    if (framed)
+        archive_write_set_bytes_per_block(handle, 0);
     // Opened only once libarchive took the options, so that bad options leave no file behind.
     const int fd =
         ::open(host_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
     if (fd < 0)
         return util::make_error(host_path, fs::errno_text(errno));
     writer->m_sink = std::make_unique<OutputSink>(fd, host_path);
+    if (framed) {
+        const FrameCodec codec =
+            options.compression == Compression::gzip ? FrameCodec::gzip : FrameCodec::zstd;
+        writer->m_frames = std::make_unique<FrameStream>(
+            codec, codec == FrameCodec::gzip ? options.gzip_level : options.zstd_level,
+            options.threads, options.frame_cache, *writer->m_sink, host_path);
+        writer->m_cuts = *options.frame_cuts;
+    }
     if (archive_write_open(handle, writer.get(), nullptr, &TarWriter::write_callback, nullptr) !=
         ARCHIVE_OK) {
         return writer->archive_error(host_path, "cannot open the archive");
@@ -361,50 +390,107 @@ util::Status TarWriter::write_header(const TarEntry& entry) {
     return util::ok_status();
 }
 
-util::Status TarWriter::copy_content(const TarEntry& entry, util::ByteStream* content) {
+std::optional<uint64_t> TarWriter::next_cut_in_entry() const {
+    if (m_next_cut < m_cuts.size() && m_cuts[m_next_cut].entry == m_entries)
+        return m_cuts[m_next_cut].offset;
+    return std::nullopt;
+}
+
+util::Status TarWriter::begin_frames_at(uint64_t offset) {
+    while (m_frames && m_next_cut < m_cuts.size() && m_cuts[m_next_cut].entry == m_entries &&
+           m_cuts[m_next_cut].offset == offset) {
+        ROOTLOCK_TRY(reused, m_frames->begin(m_cuts[m_next_cut].key));
+        (void)reused;
+        ++m_next_cut;
+    }
+    return util::ok_status();
+}
+
+util::Status TarWriter::copy_content(const TarEntry& entry, util::ByteStream* content,
+                                     const ContentOpener* open) {
+    std::unique_ptr<util::ByteStream> opened;
+    uint64_t consumed = 0;  // bytes taken from the content; behind `copied` after cached frames
     uint64_t copied = 0;
     while (copied < entry.size) {
-        const uint64_t want = std::min<uint64_t>(entry.size - copied, m_buffer.size());
-        auto count = content->read(std::span(m_buffer.data(), static_cast<size_t>(want)));
-        if (!count.ok())
-            return count.error();
-        if (*count == 0)
-            return wrong_length(entry, copied);
+        if (auto begun = begin_frames_at(copied); !begun.ok())
+            return begun;
+        uint64_t want = std::min<uint64_t>(entry.size - copied, m_buffer.size());
+        if (auto cut = next_cut_in_entry(); cut && *cut > copied)
+            want = std::min(want, *cut - copied);
+        const std::byte* data = k_zeros;
+        if (!m_frames || !m_frames->reusing()) {
+            if (content == nullptr) {
+                ROOTLOCK_TRY(stream, (*open)());
+                opened = std::move(stream);
+                content = opened.get();
+            }
+            // Skip what cached frames stood for: a deflated member cannot seek.
+            while (consumed < copied) {
+                const uint64_t gap = std::min<uint64_t>(copied - consumed, m_buffer.size());
+                auto count = content->read(std::span(m_buffer.data(), static_cast<size_t>(gap)));
+                if (!count.ok())
+                    return count.error();
+                if (*count == 0)
+                    return wrong_length(entry, consumed);
+                consumed += *count;
+            }
+            auto count = content->read(std::span(m_buffer.data(), static_cast<size_t>(want)));
+            if (!count.ok())
+                return count.error();
+            if (*count == 0)
+                return wrong_length(entry, copied);
+            want = *count;
+            consumed += want;
+            data = m_buffer.data();
+        }
         size_t written = 0;
-        while (written < *count) {
+        while (written < want) {
             const la_ssize_t result =
-                archive_write_data(m_archive.get(), m_buffer.data() + written, *count - written);
+                archive_write_data(m_archive.get(), data + written, want - written);
             if (result <= 0)
                 return archive_error(entry.path, "cannot write the content");
             written += static_cast<size_t>(result);
         }
-        copied += *count;
+        copied += want;
+    }
+    // A content read to its end must end there; one the cache stood for was never opened.
+    if (content != nullptr && consumed == entry.size) {
+        ROOTLOCK_TRY(extra, remaining_bytes(*content, m_buffer));
+        if (extra != 0)
+            return wrong_length(entry, entry.size + extra);
     }
     return util::ok_status();
 }
 
 util::Status TarWriter::add(const TarEntry& entry, util::ByteStream* content) {
+    StringStream empty({});
+    return add_entry(entry, content != nullptr ? content : &empty, nullptr);
+}
+
+util::Status TarWriter::add_lazily(const TarEntry& entry, const ContentOpener& open) {
+    return add_entry(entry, nullptr, &open);
+}
+
+util::Status TarWriter::add_entry(const TarEntry& entry, util::ByteStream* content,
+                                  const ContentOpener* open) {
     if (auto status = usable(); !status.ok())
         return status;
     if (auto status = check_entry(entry); !status.ok())
         return status;
-    StringStream empty({});
-    util::ByteStream& stream = content != nullptr ? *content : empty;
-    if (entry.kind != EntryKind::regular) {
+    if (entry.kind != EntryKind::regular && content != nullptr) {
         // Checked before the header, so that the writer stays usable.
-        ROOTLOCK_TRY(extra, remaining_bytes(stream, m_buffer));
+        ROOTLOCK_TRY(extra, remaining_bytes(*content, m_buffer));
         if (extra != 0)
             return wrong_length(entry, extra);
     }
     m_failed = true;  // until the entry is complete: a half-written entry ends the image
+    if (auto status = begin_frames_at(0); !status.ok())
+        return status;
     if (auto status = write_header(entry); !status.ok())
         return status;
     if (entry.kind == EntryKind::regular) {
-        if (auto status = copy_content(entry, &stream); !status.ok())
+        if (auto status = copy_content(entry, content, open); !status.ok())
             return status;
-        ROOTLOCK_TRY(extra, remaining_bytes(stream, m_buffer));
-        if (extra != 0)
-            return wrong_length(entry, entry.size + extra);
     }
     if (archive_write_finish_entry(m_archive.get()) != ARCHIVE_OK)
         return archive_error(entry.path, "cannot finish the entry");
@@ -436,8 +522,16 @@ util::Status TarWriter::finish() {
     if (auto status = usable(); !status.ok())
         return status;
     m_failed = true;
+    // The end-of-archive blocks in a frame of their own, never cached.
+    if (m_frames) {
+        ROOTLOCK_TRY(reused, m_frames->begin(""));
+        (void)reused;
+    }
     if (archive_write_close(m_archive.get()) != ARCHIVE_OK)
         return archive_error(m_host_path, "cannot finish the archive");
+    if (m_frames)
+        if (auto ended = m_frames->finish(); !ended.ok())
+            return ended;
     if (m_compressor)
         if (auto ended = m_compressor->finish(*m_sink); !ended.ok())
             return ended;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -13,8 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "image/frame_cache.hpp"
+#include "image/frame_plan.hpp"
+#include "image/frame_stream.hpp"
 #include "image/output_sink.hpp"
 #include "image/stream_compressor.hpp"
+#include "image/tar_entry.hpp"
 #include "util/byte_source.hpp"
 #include "util/result.hpp"
 
@@ -27,19 +32,6 @@ enum class Compression { none, gzip, xz, zstd };
 // From the output file's name: ".tar.zst", ".tar.xz", ".tar.gz" or ".tar"; anything else reads
 // "NAME: unknown image type (use .tar.zst, .tar.xz, .tar.gz or .tar)".
 util::Result<Compression> compression_for(std::string_view output_name);
-
-enum class EntryKind { regular, directory, symlink, hardlink };
-
-struct TarEntry {
-    std::string path;  // canonical absolute path inside the image: "/", "/etc", "/opt/venv/bin/x"
-    EntryKind kind = EntryKind::regular;
-    uint32_t mode = 0644;  // permission bits incl. setuid/setgid/sticky (07777)
-    uint32_t uid = 0, gid = 0;
-    int64_t mtime = 0;        // seconds; the caller clamps
-    uint64_t size = 0;        // regular files only
-    std::string link_target;  // symlink text, or the hard link's target PATH (canonical absolute)
-    std::vector<std::pair<std::string, std::string>> xattrs;  // name -> raw value, sorted by name
-};
 
 struct TarWriterOptions {
     Compression compression = Compression::zstd;
@@ -59,7 +51,18 @@ struct TarWriterOptions {
     // Member names "./etc/x", as `tar -C root .` writes a rootfs; false: "etc/x", as skopeo
     // writes an OCI archive (whose root "/" is then never written: it would have no name).
     bool dot_slash = true;
+    // A tarball in zstd or gzip cut into independent frames where `frame_cuts` says (see
+    // frame_plan.hpp; the caller plans them over exactly the entries it will add), each frame
+    // taken from `frame_cache` when it holds the frame's key (may be null). Frames are
+    // compressed `threads` at a time, single-threaded each, so the bytes depend neither on the
+    // thread count nor on the cache. Null: libarchive's filter compresses the whole stream.
+    const std::vector<FrameCut>* frame_cuts = nullptr;
+    const FrameCache* frame_cache = nullptr;
 };
+
+// Opens an entry's content when its bytes are needed: never, when the frames that hold them
+// all come from the frame cache.
+using ContentOpener = std::function<util::Result<std::unique_ptr<util::ByteStream>>()>;
 
 // "Component order", the order GNU tar --sort=name produces: paths are compared component by
 // component, bytewise, so a directory comes right before its contents ("/a" < "/a/b" < "/a.b").
@@ -93,6 +96,8 @@ class TarWriter {
     // every later call fail.
     util::Status add(const TarEntry& entry, util::ByteStream* content);
     util::Status add_bytes(const TarEntry& entry, std::string_view content);
+    // add() with the content opened only if some of its bytes are not in cached frames.
+    util::Status add_lazily(const TarEntry& entry, const ContentOpener& open);
     // Writes the end of the archive, flushes the filters and fsyncs the file.
     util::Status finish();
     // The sha256 of the file's bytes, hashed as they were written; valid after finish().
@@ -103,6 +108,9 @@ class TarWriter {
     // The compressed size written; valid after finish().
     uint64_t size() const { return m_size; }
     uint64_t entries() const { return m_entries; }
+    // Framed images: frames written, and how many of them came from the frame cache.
+    uint64_t frames() const { return m_frames ? m_frames->frames() : 0; }
+    uint64_t frames_reused() const { return m_frames ? m_frames->reused() : 0; }
 
   private:
     struct ArchiveFree {
@@ -116,12 +124,23 @@ class TarWriter {
     util::Status usable() const;
     util::Status check_entry(const TarEntry& entry) const;
     util::Status write_header(const TarEntry& entry);
-    util::Status copy_content(const TarEntry& entry, util::ByteStream* content);
+    util::Status add_entry(const TarEntry& entry, util::ByteStream* content,
+                           const ContentOpener* open);
+    util::Status copy_content(const TarEntry& entry, util::ByteStream* content,
+                              const ContentOpener* open);
+    // Framed images: begins every frame planned to start at `offset` bytes into the content of
+    // the entry about to be (or being) written.
+    util::Status begin_frames_at(uint64_t offset);
+    // The offset in the current entry's content where the next frame begins, if inside it.
+    std::optional<uint64_t> next_cut_in_entry() const;
     util::Error archive_error(const std::string& where, const char* fallback) const;
 
     std::string m_host_path;
     std::unique_ptr<OutputSink> m_sink;              // writes and hashes on a thread of its own
     std::unique_ptr<StreamCompressor> m_compressor;  // in_process only
+    std::unique_ptr<FrameStream> m_frames;           // framed images only
+    std::vector<FrameCut> m_cuts;
+    size_t m_next_cut = 0;
     util::Sha256Digest m_digest{};
     util::Sha256Digest m_uncompressed{};
     uint64_t m_size = 0;

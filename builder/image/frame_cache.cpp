@@ -1,0 +1,74 @@
+// Frames as plain files, one per key; pruned through cache_listing.
+#include "image/frame_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "image/cache_listing.hpp"
+#include "util/atomic_file.hpp"
+
+namespace rootlock::image {
+
+FrameCache::FrameCache(const std::string& cache_dir, FrameCodec codec)
+    : m_root(cache_dir + "/frames"), m_codec(codec) {}
+
+std::string FrameCache::path_of(const std::string& key) const {
+    return m_root + "/" + frame_codec_name(m_codec) + "/" + key.substr(0, 2) + "/" + key;
+}
+
+std::optional<std::vector<std::byte>> FrameCache::load(const std::string& key) const {
+    const int fd = ::open(path_of(key).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    struct stat info {};
+    std::vector<std::byte> frame;
+    if (::fstat(fd, &info) == 0 && info.st_size > 0) {
+        frame.resize(static_cast<size_t>(info.st_size));
+        size_t done = 0;
+        while (done < frame.size()) {
+            const ssize_t got = ::read(fd, frame.data() + done, frame.size() - done);
+            if (got <= 0)
+                break;
+            done += static_cast<size_t>(got);
+        }
+        frame.resize(done);
+    }
+    ::close(fd);
+    if (!is_whole_frame(m_codec, frame))
+        return std::nullopt;
+    return frame;
+}
+
+void FrameCache::store(const std::string& key, std::span<const std::byte> frame) const {
+    // No fsync: a frame lost to a crash is compressed again, and a torn one is not whole.
+    static std::atomic<unsigned> serial{0};
+    const std::string path = path_of(key);
+    const std::string folder = path.substr(0, path.rfind('/'));
+    if (!util::make_directories(folder).ok())
+        return;
+    const std::string temporary =
+        folder + "/.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    size_t done = 0;
+    while (done < frame.size()) {
+        const ssize_t wrote = ::write(fd, frame.data() + done, frame.size() - done);
+        if (wrote <= 0)
+            break;
+        done += static_cast<size_t>(wrote);
+    }
+    const bool closed = ::close(fd) == 0;
+    if (done != frame.size() || !closed || ::rename(temporary.c_str(), path.c_str()) != 0)
+        ::unlink(temporary.c_str());
+}
+
+void FrameCache::keep_only_used(const std::string& image_path,
+                                const std::vector<std::string>& keys) const {
+    keep_listed(m_root, image_path, keys, {"zstd", "gzip"});
+}
+
+}  // namespace rootlock::image

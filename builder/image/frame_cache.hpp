@@ -1,0 +1,42 @@
+// The frame cache: compressed frames of image segments, each under the key of what it holds
+// (frame_plan), so a rebuild copies every unchanged run of members instead of compressing it
+// again. Under CACHE/frames/CODEC/KK/KEY; CACHE/frames/images/ lists, per image path, the keys
+// of its last build, and frames no listed image uses are deleted after each build, so the cache
+// holds about one image's worth of frames per output path.
+//
+// The cache is an optimisation only: a frame it cannot write or read back whole is compressed
+// again, and nothing it holds changes an image's bytes.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "image/frame_codec.hpp"
+
+namespace rootlock::image {
+
+class FrameCache {
+  public:
+    // `cache_dir`: the content store's root (the frames live in its "frames" folder).
+    FrameCache(const std::string& cache_dir, FrameCodec codec);
+
+    FrameCodec codec() const { return m_codec; }
+    // The frame stored under `key`, or nullopt when absent, unreadable or not one whole frame.
+    std::optional<std::vector<std::byte>> load(const std::string& key) const;
+    // Stores `frame` under `key` (a temporary file renamed into place); failures are ignored.
+    void store(const std::string& key, std::span<const std::byte> frame) const;
+    // Records `keys` as what the image at `image_path` holds, then deletes the frames (of
+    // every codec) that no recorded image holds. Failures are ignored.
+    void keep_only_used(const std::string& image_path, const std::vector<std::string>& keys) const;
+
+  private:
+    std::string path_of(const std::string& key) const;
+
+    std::string m_root;  // CACHE/frames
+    FrameCodec m_codec;
+};
+
+}  // namespace rootlock::image
