@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "image/frame_plan.hpp"
+#include "image/layer_cache.hpp"
 #include "image/oci_image.hpp"
 #include "image/oci_layers.hpp"
 #include "image/tar_writer.hpp"
@@ -32,6 +34,12 @@ struct OciBuildInput {
     int64_t mtime = 0;  // the archive's members: the lock's epoch
     bool zstd = false;  // zstd layers instead of gzip (umoci and older runtimes refuse them)
     int threads = 2;
+    // With a cache: what each entry's bytes are (parallel to `entries`; frame_plan.hpp), and
+    // everything else a layer's bytes depend on (codec, level, library versions). A layer whose
+    // key the cache holds is copied from it, not written.
+    const LayerCache* cache = nullptr;
+    std::vector<FramedEntry> identities;
+    std::string identity;
 };
 
 struct OciBuilt {
@@ -41,6 +49,7 @@ struct OciBuilt {
     std::string sbom_digest;          // the SBOM's artifact manifest, "sha256:..." (spec.sbom set)
     std::string sbom;                 // the SBOM's bytes, as the artifact holds them
     std::vector<std::string> layers;  // "rootlock: the base sha256:... (N bytes)", in order
+    uint64_t layers_reused = 0;       // copied from the layer cache
 };
 
 // Writes the image at `output` (an archive when `layout` is false). Layer files are written as

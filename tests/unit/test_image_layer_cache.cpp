@@ -1,0 +1,87 @@
+// Tests for the OCI layer cache: a stored layer comes back at the asked path with its
+// descriptor, a changed or half-recorded one does not, and unused layers are pruned.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "image/layer_cache.hpp"
+#include "support/host.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace rootlock::image;
+using rootlock::testing::read_host_text;
+using rootlock::testing::TempDir;
+
+namespace {
+
+const std::string k_key(64, 'a');
+const std::string k_other(64, 'b');
+
+CachedLayer layer_of(const std::string& bytes) {
+    return CachedLayer{"sha256:" + std::string(64, '1'), bytes.size(),
+                       "sha256:" + std::string(64, '2')};
+}
+
+size_t files_under(const std::string& folder) {
+    size_t count = 0;
+    std::error_code error;
+    for (const auto& item : std::filesystem::recursive_directory_iterator(folder, error))
+        if (item.is_regular_file())
+            ++count;
+    return count;
+}
+
+}  // namespace
+
+TEST_SUITE("rootlock::image") {
+    TEST_CASE("layer cache: a stored layer comes back where asked, with its descriptor") {
+        TempDir tmp;
+        LayerCache cache(tmp / "cache");
+        const std::string bytes = "compressed layer bytes";
+        const std::string written = tmp.write_file("out/layer-0", bytes);
+        CHECK_FALSE(cache.take(k_key, tmp / "out/none").has_value());
+        cache.store(k_key, written, layer_of(bytes));
+        ::unlink(written.c_str());  // the build moves or deletes its layer files
+        auto taken = cache.take(k_key, tmp / "out/layer-1");
+        REQUIRE(taken.has_value());
+        CHECK(taken->digest == layer_of(bytes).digest);
+        CHECK(taken->size == bytes.size());
+        CHECK(taken->diff_id == layer_of(bytes).diff_id);
+        CHECK(read_host_text(tmp / "out/layer-1") == bytes);
+        CHECK_FALSE(cache.take(k_other, tmp / "out/layer-2").has_value());
+    }
+
+    TEST_CASE("layer cache: a blob changed since it was stored, or its record torn, is not used") {
+        TempDir tmp;
+        LayerCache cache(tmp / "cache");
+        const std::string bytes = "compressed layer bytes";
+        cache.store(k_key, tmp.write_file("layer", bytes), layer_of(bytes));
+        // The same size, other bytes, written later: the recorded mtime no longer matches.
+        const std::string blob = tmp / ("cache/layers/blobs/aa/" + k_key);
+        REQUIRE(std::filesystem::exists(blob));
+        ::usleep(20000);
+        tmp.write_file("cache/layers/blobs/aa/" + k_key + ".x", std::string(bytes.size(), 'x'));
+        std::filesystem::rename(blob + ".x", blob);
+        CHECK_FALSE(cache.take(k_key, tmp / "taken").has_value());
+        CHECK_FALSE(std::filesystem::exists(tmp / "taken"));
+
+        cache.store(k_other, tmp.write_file("layer2", bytes), layer_of(bytes));
+        tmp.write_file("cache/layers/meta/bb/" + k_other, "sha256:1 22");  // torn
+        CHECK_FALSE(cache.take(k_other, tmp / "taken").has_value());
+    }
+
+    TEST_CASE("layer cache: layers no recorded image uses are deleted") {
+        TempDir tmp;
+        LayerCache cache(tmp / "cache");
+        cache.store(k_key, tmp.write_file("a", "A"), layer_of("A"));
+        cache.store(k_other, tmp.write_file("b", "B"), layer_of("B"));
+        CHECK(files_under(tmp / "cache/layers/blobs") == 2);
+        cache.keep_only_used(tmp / "image.oci.tar", {k_key});
+        CHECK(files_under(tmp / "cache/layers/blobs") == 1);
+        CHECK(files_under(tmp / "cache/layers/meta") == 1);
+        CHECK(cache.take(k_key, tmp / "again").has_value());
+    }
+}
