@@ -240,11 +240,14 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
         if (!outcome->manifest_digest.empty()) {
             out["manifest"] = outcome->manifest_digest;
             out["layers"] = outcome->layers;
+            out["layers_reused"] = outcome->layers_reused;
             out["sbom_manifest"] = outcome->sbom_digest;
         }
         out["size"] = outcome->size;
         out["entries"] = outcome->entries;
         out["compiled"] = outcome->compiled;
+        if (outcome->frames > 0)
+            out["frames"] = {{"written", outcome->frames}, {"reused", outcome->frames_reused}};
         out["sbom"] = outcome->sbom_path;
         out["check"] = report;
         if (collected != nullptr)
@@ -260,6 +263,9 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
                static_cast<double>(outcome->size) / (1 << 20), outcome->entries, outcome->sha256,
                outcome->report.objects,
                outcome->report.ok ? "every library and version found" : "BROKEN (--allow-broken)");
+    if (outcome->frames > 0)
+        fmt::print("  frames: {} of {} copied from the cache, the rest compressed\n",
+                   outcome->frames_reused, outcome->frames);
     if (outcome->compiled > 0)
         fmt::print("  bytecode: {} .pyc files, unchecked-hash (PEP 552)\n", outcome->compiled);
     fmt::print("  beside it: {}, {}, {}\n", outcome->sha256_path, outcome->sbom_path, report_path);
@@ -267,6 +273,8 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
         fmt::print("  manifest {}\n", outcome->manifest_digest);
         for (const auto& layer : outcome->layers)
             fmt::print("  layer: {}\n", layer);
+        fmt::print("  layers: {} of {} copied from the cache, the rest written\n",
+                   outcome->layers_reused, outcome->layers.size());
         fmt::print("  sbom artifact {} (subject: the manifest)\n", outcome->sbom_digest);
         const bool layout = has_suffix(outcome->image_path, ".oci");
         fmt::print("  inspect: skopeo inspect {}:{}\n", layout ? "oci" : "oci-archive",

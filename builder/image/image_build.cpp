@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "assemble/final_check.hpp"
 #include "assemble/machine_hygiene.hpp"
@@ -20,6 +21,9 @@
 #include "fs/overlay_tree.hpp"
 #include "fs/zip_index.hpp"
 #include "image/compile_step.hpp"
+#include "image/frame_cache.hpp"
+#include "image/frame_plan.hpp"
+#include "image/layer_cache.hpp"
 #include "image/oci_build.hpp"
 #include "image/oci_spec.hpp"
 #include "image/sbom.hpp"
@@ -31,6 +35,8 @@
 #include "python/wheel_install.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
+
+#include <archive.h>
 
 namespace rootlock::image {
 
@@ -90,6 +96,72 @@ OutputForm output_form(const std::string& output) {
 bool is_plain_tar(const std::string& path) {
     auto head = util::read_host_file_prefix(path, 512);
     return head.ok() && head->size() >= 262 && head->compare(257, 5, "ustar") == 0;
+}
+
+// The frame plan's view of the entries: what each one's bytes are, and which source's run it
+// belongs to (frame_plan.hpp). `base_sha256` is the plain base tar's own digest.
+std::vector<FramedEntry> framed_entries(const std::vector<Planned>& planned,
+                                        const TarIndex& base_index, const std::string& base_sha256,
+                                        const std::vector<fetch::FetchedWheel>& wheels) {
+    std::vector<FramedEntry> framed;
+    framed.reserve(planned.size());
+    for (const auto& item : planned) {
+        FramedEntry entry;
+        entry.entry = &item.entry;
+        switch (item.source.kind) {
+            case Source::Kind::none:
+                if (item.from_base)
+                    entry.group = "base";
+                break;
+            case Source::Kind::bytes:
+                entry.content_id = "bytes " + util::sha256_hex(*item.source.bytes);
+                break;
+            case Source::Kind::base:
+                entry.content_id =
+                    "base " + base_sha256 + " " +
+                    std::to_string(base_index.members[item.source.index].data_offset);
+                entry.group = "base";
+                break;
+            case Source::Kind::wheel:
+                entry.group = "wheel " + wheels[item.source.index].sha256;
+                entry.content_id = entry.group + " " + item.source.member;
+                break;
+        }
+        framed.push_back(std::move(entry));
+    }
+    return framed;
+}
+
+// Each wheel's files dated by its upload time (clamped to the epoch, as the OCI layers are),
+// and each directory the build adds by the newest wheel file below it; the rest keeps the
+// epoch. So a lock change that touches one wheel re-dates only what holds its files, and a
+// rebuild's unchanged frames keep their keys (a newer upload moves the epoch itself).
+void date_wheel_files(std::vector<Planned>& planned,
+                      const std::map<std::string, size_t>& wheel_of_file, const pylock::Lock& lock,
+                      int64_t epoch) {
+    const auto dates = wheel_dates(lock, epoch);
+    std::map<std::string, int64_t, std::less<>> newest_below;
+    for (auto& item : planned) {
+        if (item.from_base)
+            continue;
+        auto wheel = wheel_of_file.find(item.entry.path);
+        if (wheel == wheel_of_file.end())
+            continue;
+        auto dated = dates.find(lock.packages[wheel->second].name);
+        if (dated == dates.end())
+            continue;
+        item.entry.mtime = dated->second;
+        for (std::string_view at = item.entry.path; at.size() > 1;) {
+            at = at.substr(0, std::max<size_t>(at.rfind('/'), 1));
+            auto [found, added] = newest_below.emplace(std::string(at), dated->second);
+            if (!added)
+                found->second = std::max(found->second, dated->second);
+        }
+    }
+    for (auto& item : planned)
+        if (!item.from_base && item.entry.kind == EntryKind::directory)
+            if (auto found = newest_below.find(item.entry.path); found != newest_below.end())
+                item.entry.mtime = found->second;
 }
 
 // The profile script that gives login shells the recipe's environment and the venv first.
@@ -270,12 +342,13 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         outcome.compiled = compiled;
     }
     std::map<std::string, Source> wheel_sources;  // canonical path -> member
+    std::map<std::string, size_t> wheel_of_file;  // canonical path -> the wheel that put it there
     for (size_t i = 0; i < wheels.size(); ++i) {
         for (auto& file : plans[i]) {
             if (file.has_content) {
                 ROOTLOCK_TRY(placed,
                              overlay->add_file(file.path, std::move(file.content), file.mode));
-                (void)placed;
+                wheel_of_file[placed] = i;
                 continue;
             }
             fs::SizedFile sized;
@@ -287,6 +360,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             if (file.source == nullptr)
                 return util::make_error(file.path, "a generated file without content (a bug)");
             wheel_sources[placed] = Source{Source::Kind::wheel, i, file.source->path, nullptr};
+            wheel_of_file[placed] = i;
         }
     }
     ROOTLOCK_TRY(profile,
@@ -395,6 +469,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     std::sort(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) {
         return component_less(a.entry.path, b.entry.path);
     });
+    date_wheel_files(planned, wheel_of_file, lock, epoch);
 
     // pct's rules on the final entries.
     PctInput pct_input;
@@ -448,25 +523,30 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 return writer.add(item.entry, nullptr);
             case Source::Kind::bytes:
                 return writer.add_bytes(item.entry, *item.source.bytes);
-            case Source::Kind::base: {
-                auto stream = open_member(base_index, base_index.members[item.source.index]);
-                return writer.add(item.entry, stream.get());
-            }
-            case Source::Kind::wheel: {
-                auto& zip = zips[item.source.index];
-                if (!zip) {
-                    const auto& wheel = lock.packages[item.source.index].wheels.front();
-                    ROOTLOCK_TRY(opened,
-                                 fs::index_zip(store.blob_path(wheels[item.source.index].sha256),
-                                               wheel.name));
-                    zip = std::make_unique<fs::ZipIndex>(std::move(opened));
-                }
-                const fs::ZipMember* member = zip->find(item.source.member);
-                if (member == nullptr)
-                    return util::make_error(zip->name, item.source.member + ": not in the wheel");
-                auto stream = fs::open_member(*zip, *member);
-                return writer.add(item.entry, stream.get());
-            }
+            case Source::Kind::base:
+                return writer.add_lazily(
+                    item.entry, [&]() -> util::Result<std::unique_ptr<util::ByteStream>> {
+                        return open_member(base_index, base_index.members[item.source.index]);
+                    });
+            case Source::Kind::wheel:
+                // A wheel whose members all come from cached frames is never opened.
+                return writer.add_lazily(
+                    item.entry, [&]() -> util::Result<std::unique_ptr<util::ByteStream>> {
+                        auto& zip = zips[item.source.index];
+                        if (!zip) {
+                            const auto& wheel = lock.packages[item.source.index].wheels.front();
+                            ROOTLOCK_TRY(
+                                opened,
+                                fs::index_zip(store.blob_path(wheels[item.source.index].sha256),
+                                              wheel.name));
+                            zip = std::make_unique<fs::ZipIndex>(std::move(opened));
+                        }
+                        const fs::ZipMember* member = zip->find(item.source.member);
+                        if (member == nullptr)
+                            return util::make_error(zip->name,
+                                                    item.source.member + ": not in the wheel");
+                        return fs::open_member(*zip, *member);
+                    });
         }
         return util::ok_status();
     };
@@ -498,6 +578,15 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         oci.mtime = epoch;
         oci.zstd = options.oci_zstd;
         oci.threads = options.threads;
+        // Layers keyed by what they hold: a one-package change writes that package's layer.
+        ROOTLOCK_TRY(base_sha256, fetch::remembered_sha256(plain, pages));
+        const LayerCache layer_cache(options.cache_dir);
+        oci.cache = &layer_cache;
+        oci.identities = framed_entries(planned, base_index, base_sha256, wheels);
+        oci.identity =
+            (oci.zstd ? frame_codec_identity(FrameCodec::zstd, TarWriterOptions{}.zstd_level)
+                      : frame_codec_identity(FrameCodec::gzip, TarWriterOptions{}.gzip_level)) +
+            " libarchive-" + std::to_string(archive_version_number()) + " rootlock-layers-1";
         ROOTLOCK_TRY(lock_digest, util::sha256_file(options.lock_path));
         oci.spec =
             oci_spec_of(lock, pct_input.sh_machine, util::Sha256::to_hex(lock_digest), epoch);
@@ -510,10 +599,29 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         outcome.sbom_digest = written.sbom_digest;
         sbom = std::move(written.sbom);
         outcome.layers = written.layers;
+        outcome.layers_reused = written.layers_reused;
     } else {
         TarWriterOptions writer_options;
         writer_options.compression = compression;
         writer_options.threads = std::max(1, options.threads);
+        // zstd and gzip images are cut into frames, each reused from the frame cache while what
+        // it holds is unchanged: a rebuild after a one-package change compresses little.
+        std::vector<FrameCut> cuts;
+        std::optional<FrameCache> frame_cache;
+        if (compression == Compression::zstd || compression == Compression::gzip) {
+            const FrameCodec codec =
+                compression == Compression::zstd ? FrameCodec::zstd : FrameCodec::gzip;
+            ROOTLOCK_TRY(base_sha256, fetch::remembered_sha256(plain, pages));
+            FramePlanOptions plan;
+            plan.identity =
+                frame_codec_identity(codec, codec == FrameCodec::zstd ? writer_options.zstd_level
+                                                                      : writer_options.gzip_level) +
+                " libarchive-" + std::to_string(archive_version_number()) + " rootlock-frames-1";
+            cuts = plan_frames(framed_entries(planned, base_index, base_sha256, wheels), plan);
+            frame_cache.emplace(options.cache_dir, codec);
+            writer_options.frame_cuts = &cuts;
+            writer_options.frame_cache = &*frame_cache;
+        }
         auto writer = TarWriter::create(temporary, writer_options);
         if (!writer.ok())
             return fail(writer.error());
@@ -524,10 +632,19 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         if (auto finished = (*writer)->finish(); !finished.ok())
             return fail(finished.error());
         outcome.sha256 = util::Sha256::to_hex((*writer)->digest());
+        outcome.frames = (*writer)->frames();
+        outcome.frames_reused = (*writer)->frames_reused();
         writer->reset();
         if (::rename(temporary.c_str(), options.output.c_str()) != 0)
             return fail(util::make_error(options.output, std::strerror(errno)));
         set_temporary("");
+        if (frame_cache) {
+            std::vector<std::string> keys;
+            keys.reserve(cuts.size());
+            for (const auto& cut : cuts)
+                keys.push_back(cut.key);
+            frame_cache->keep_only_used(options.output, keys);
+        }
     }
 
     // 7. Beside the image: its sha256, the SBOM, the check report.

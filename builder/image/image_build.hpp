@@ -35,9 +35,13 @@ struct BuildOutcome {
     std::string manifest_digest;      // OCI outputs: "sha256:..."
     std::string sbom_digest;          // OCI outputs: the SBOM's artifact manifest, "sha256:..."
     std::vector<std::string> layers;  // OCI outputs: each layer's comment, digest and size
+    uint64_t layers_reused = 0;       // OCI outputs: layers copied from the layer cache
     uint64_t size = 0;
     uint64_t entries = 0;
-    uint64_t compiled = 0;    // .pyc files written (python.compile-bytecode)
+    uint64_t compiled = 0;  // .pyc files written (python.compile-bytecode)
+    // zstd and gzip tarballs: the frames written, and how many were copied from the frame cache.
+    uint64_t frames = 0;
+    uint64_t frames_reused = 0;
     std::string sha256_path;  // IMAGE.sha256
     std::string sbom_path;    // IMAGE.cdx.json
     std::string report_path;  // IMAGE.check.json
