@@ -9,7 +9,13 @@ once and cached under $ROOTLOCK_TEST_CACHE/bench-wheels. They are served by the 
 and locked over the cached Debian base tarball; then, in one run, on the same wheels:
 
   rootlock build      the lock into a .tar.zst image (base + venv; closure checked, pct's rules,
-                      SBOM), warm cache;
+                      SBOM): wheels and base in the cache, the frame cache empty (a full build);
+  one package changed the lock with bench-app 1.1.0 instead of 1.0.0 (a small pure-Python
+                      package), built over the image of the first lock: every frame that holds
+                      no bench-app member comes from the frame cache (incremental);
+  nothing changed     the first lock built again over its own image: the floor of a rebuild
+                      (reading the base index, the wheels' indexes, the check, writing and
+                      hashing the image);
   pip route           python3 -m venv --without-pip, pip install --no-index --no-deps
                       --no-compile of the wheels into it, then tar --sort=name --mtime=@0
                       --numeric-owner | zstd -T2 -3 (the venv only: no base, no checks);
@@ -24,6 +30,7 @@ largest process). Not a test: it never fails on a figure.
 import argparse
 import dataclasses
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -46,6 +53,8 @@ WHEELS = 4
 FILES_PER_WHEEL = 4
 CHUNK = 1 << 16
 LAYOUT_VERSION = "1"
+APP = "bench-app"
+APP_VERSIONS = ("1.0.0", "1.1.0")
 
 
 def padding(size, seed):
@@ -96,6 +105,19 @@ def make_wheels(total_bytes, out_dir):
     return out
 
 
+def make_app_wheels(out_dir):
+    """{version: path}: the package a user bumps between two builds, a few hundred KB of Python."""
+    out = {}
+    for version in APP_VERSIONS:
+        files = {f"bench_app/mod{i}.py": (f"VERSION = {version!r}\n" + f"x{i} = {i}\n" * 2000)
+                 .encode() for i in range(40)}
+        files["bench_app/__init__.py"] = f"__version__ = {version!r}\n".encode()
+        spec = wheel_builder.WheelSpec(name=APP, version=version, files=files)
+        wheel_builder.build_wheel(spec, out_dir)
+        out[version] = os.path.join(out_dir, wheel_builder.wheel_filename(spec))
+    return out
+
+
 def graph_of(paths, root):
     files = []
     for rank, path in enumerate(paths):
@@ -105,9 +127,9 @@ def graph_of(paths, root):
             meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
             metadata = z.read(meta)
         base = os.path.basename(path)
-        project = base.split("-")[0].replace("_", "-")
+        project, version = base.split("-")[0].replace("_", "-"), base.split("-")[1]
         files.append(package_graph.IndexFile(
-            project=project, name=project, version="1.0.0", filename=base, path=path,
+            project=project, name=project, version=version, filename=base, path=path,
             sha256=hashlib.sha256(data).hexdigest(), size=len(data), metadata=metadata,
             requires_python=None, yanked=False, hash_listed=True,
             upload_time=f"2024-01-0{rank + 1}T00:00:00.000000Z"))
@@ -153,25 +175,49 @@ def main(argv):
         print(f"{len(wheels)} wheels, {sum(os.path.getsize(w) for w in wheels) / 1e6:.0f} MB "
               f"compressed, {args.gb:.1f} GB of objects (ready in {time.monotonic() - started:.0f} s)")
         base_path, base_sha = base_tarball()
-        graph = graph_of(wheels, wheel_dir)
+        apps = make_app_wheels(wheel_dir)
+        graph = graph_of(wheels + list(apps.values()), wheel_dir)
         cache = os.path.join(work, "cache")
+        locks = {}
         with index_server.IndexServer(graph, style="pypi") as server:
-            recipe = os.path.join(work, "bench.toml")
-            names = [f.project for f in graph.files]
-            with open(recipe, "w") as f:
-                f.write(f'[image]\nname = "bench"\n\n[base]\ntarball = "{base_path}"\n'
-                        f'sha256 = "{base_sha}"\n\n[python]\nversion = "3.11"\n\n'
-                        f'[[index]]\nname = "bench"\nurl = "{server.simple_url}"\n\n'
-                        f'[packages]\nrequires = {names!r}\n'.replace("'", '"'))
-            lock = os.path.join(work, "pylock.bench.toml")
-            proc = subprocess.run([rootlock, "lock", recipe, "-o", lock, "--cache-dir", cache],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                sys.exit(f"lock failed: {proc.stderr}")
+            for version in APP_VERSIONS:
+                recipe = os.path.join(work, f"bench-{version}.toml")
+                names = sorted({f.project for f in graph.files} - {APP}) + [f"{APP}=={version}"]
+                with open(recipe, "w") as f:
+                    f.write(f'[image]\nname = "bench"\n\n[base]\ntarball = "{base_path}"\n'
+                            f'sha256 = "{base_sha}"\n\n[python]\nversion = "3.11"\n\n'
+                            f'[[index]]\nname = "bench"\nurl = "{server.simple_url}"\n\n'
+                            f'[packages]\nrequires = {names!r}\n'.replace("'", '"'))
+                locks[version] = os.path.join(work, f"pylock.bench-{version}.toml")
+                proc = subprocess.run([rootlock, "lock", recipe, "-o", locks[version],
+                                       "--cache-dir", cache], capture_output=True, text=True)
+                if proc.returncode != 0:
+                    sys.exit(f"lock failed: {proc.stderr}")
+                # Wheels and base into the cache while the index is up (an uncompressed image:
+                # no frames); every timed build below runs --offline.
+                fetch = [rootlock, "build", locks[version], "-o", os.path.join(work, "fetch.tar"),
+                         "--cache-dir", cache]
+                if subprocess.run(fetch, capture_output=True).returncode != 0:
+                    sys.exit("fetching the wheels failed")
         image = os.path.join(work, "out", "bench.tar.zst")
-        build, build_rss = median_of(args.runs, [rootlock, "build", lock, "-o", image,
-                                                 "--cache-dir", cache, "--offline"])
+        first, second = (locks[v] for v in APP_VERSIONS)
+
+        def build_of(lock):
+            return [rootlock, "build", lock, "-o", image, "--cache-dir", cache, "--offline"]
+
+        def no_frames():
+            shutil.rmtree(os.path.join(cache, "frames"), ignore_errors=True)
+
+        def first_built():
+            subprocess.run(build_of(first), capture_output=True, check=True)
+
+        build, build_rss = median_of(args.runs, build_of(first), prepare=no_frames)
         image_size = os.path.getsize(image)
+        changed, changed_rss = median_of(args.runs, build_of(second), prepare=first_built)
+        first_built()  # once more, untimed, for the frame counts of the same rebuild
+        frames = subprocess.run(build_of(second) + ["--json"], capture_output=True, text=True)
+        frame_counts = json.loads(frames.stdout).get("frames", {}) if frames.returncode == 0 else {}
+        same, same_rss = median_of(args.runs, build_of(second))
 
         venv = os.path.join(work, "venv")
         pip_out = os.path.join(work, "pip.tar.zst")
@@ -179,7 +225,7 @@ def main(argv):
                      "/usr/bin/python3 -m pip --python {v}/bin/python install --quiet --no-index "
                      "--no-deps --no-compile {w}; tar --sort=name --mtime=@0 --owner=0 --group=0 "
                      "--numeric-owner -C {v} -cf - . | zstd -T2 -3 -q -f -o {o}").format(
-                         v=venv, w=" ".join(wheels), o=pip_out)
+                         v=venv, w=" ".join(wheels + [apps[APP_VERSIONS[0]]]), o=pip_out)
         pip, pip_rss = median_of(args.runs, ["bash", "-c", pip_route])
         floor_out = os.path.join(work, "floor.zst")
         floor_cmd = "set -e; for w in {w}; do unzip -p \"$w\"; done | zstd -T2 -3 -q -f -o {o}".format(
@@ -190,16 +236,24 @@ def main(argv):
         alone, alone_rss = median_of(args.runs, ["zstd", "-T2", "-3", "-q", "-f", plain, "-o",
                                                  os.path.join(work, "alone.tar.zst")])
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if os.environ.get("ROOTLOCK_KEEP") == "1":
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
-    print(f"{'':40} {'wall':>9} {'peak RSS':>10}")
+    print(f"{'':48} {'wall':>9} {'peak RSS':>10}")
     for name, seconds, rss in [
             (f"rootlock build ({image_size / 1e6:.0f} MB image, base included)", build, build_rss),
+            ("rootlock build, one package changed (warm)", changed, changed_rss),
+            ("rootlock build, nothing changed (warm)", same, same_rss),
             ("venv + pip install + tar | zstd -T2", pip, pip_rss),
             ("floor: unzip -p | zstd -T2", floor, floor_rss),
             ("zstd -T2 -3 of the image's tar alone", alone, alone_rss)]:
-        print(f"{name:40} {seconds:8.2f}s {rss:8.1f}MB")
-    print(f"pip route / rootlock = {pip / build:.1f}x (aim >= 3x); rootlock / floor = "
+        print(f"{name:48} {seconds:8.2f}s {rss:8.1f}MB")
+    print(f"one package changed / full build = {100 * changed / build:.0f}% (aim < 15%); "
+          f"{frame_counts.get('reused', '?')} of {frame_counts.get('written', '?')} frames "
+          f"copied from the cache")
+    print(f"pip route / rootlock = {pip / build:.1f}x (aim >= 2x); rootlock / floor = "
           f"{build / floor:.2f}x (aim <= 1.5x); rootlock peak RSS {build_rss:.0f} MB (aim < 256 MB)")
     print(f"pip route / compression alone = {pip / alone:.1f}x: the most any builder that "
           f"compresses the same bytes at the same level could reach here")
