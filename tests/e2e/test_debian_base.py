@@ -1073,8 +1073,8 @@ def h1(rl, scratch, caches, recipe, upgraded):
 
 
 def test_h1_relative_recipe_path_locks(h1):
-    # KNOWN BUG (reported): exit 3, mmdebstrap gets signed-by=keyring.gpg (not absolute) and apt
-    # reads it as a fingerprint ("Invalid value set for option Signed-By").
+    # Was a bug (reported; passes now): exit 3, mmdebstrap got signed-by=keyring.gpg (not
+    # absolute) and apt read it as a fingerprint ("Invalid value set for option Signed-By").
     proc = h1[0]
     assert proc.returncode == 0, "(h1) [rootlock bug] `lock recipe.toml` (a relative recipe " \
         "path, keyring relative to it) should exit 0:" + show(proc)
@@ -1089,8 +1089,8 @@ def test_h1_same_debs_as_the_upgrade_lock(h1, upgraded):
 
 
 def test_h2_relative_cache_dir_builds_the_same_image(rl, scratch, lock, image_b):
-    # KNOWN BUG (reported): exit 3, mmdebstrap is given copy://RELATIVE/debian-repos/... and apt
-    # fails to read it.
+    # Was a bug (reported; passes now): exit 3, mmdebstrap was given
+    # copy://RELATIVE/debian-repos/... and apt failed to read it.
     rel_parent = os.path.join(scratch, "relative")
     os.makedirs(rel_parent, exist_ok=True)
     image = os.path.join(scratch, "out-h2", "osbase.tar.zst")
