@@ -24,7 +24,9 @@
 
 using namespace rootlock;
 using namespace rootlock::image;
+using rootlock::testing::files_under;
 using rootlock::testing::have_tool;
+using rootlock::testing::pseudo_text;
 using rootlock::testing::read_host_text;
 using rootlock::testing::run_shell;
 using rootlock::testing::TempDir;
@@ -32,17 +34,6 @@ using rootlock::testing::TempDir;
 namespace {
 
 constexpr uint64_t k_frame = 1U << 20;  // small frames, so a test image has many
-
-// Bytes that compress somewhat, the same on every run.
-std::string pseudo_text(size_t size, uint32_t seed) {
-    std::string text(size, ' ');
-    uint32_t state = seed;
-    for (char& c : text) {
-        state = state * 1103515245U + 12345U;
-        c = "abcdefgh \n"[(state >> 16) % 10];
-    }
-    return text;
-}
 
 // One member, its content, and the source it comes from.
 struct Member {
@@ -187,15 +178,6 @@ std::vector<std::string> keys_of(const std::vector<FrameCut>& cuts) {
     for (const auto& cut : cuts)
         keys.push_back(cut.key);
     return keys;
-}
-
-size_t files_under(const std::string& folder) {
-    size_t count = 0;
-    std::error_code error;
-    for (const auto& item : std::filesystem::recursive_directory_iterator(folder, error))
-        if (item.is_regular_file())
-            ++count;
-    return count;
 }
 
 }  // namespace

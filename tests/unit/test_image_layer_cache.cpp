@@ -12,6 +12,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace rootlock::image;
+using rootlock::testing::files_under;
 using rootlock::testing::read_host_text;
 using rootlock::testing::TempDir;
 
@@ -23,15 +24,6 @@ const std::string k_other(64, 'b');
 CachedLayer layer_of(const std::string& bytes) {
     return CachedLayer{"sha256:" + std::string(64, '1'), bytes.size(),
                        "sha256:" + std::string(64, '2')};
-}
-
-size_t files_under(const std::string& folder) {
-    size_t count = 0;
-    std::error_code error;
-    for (const auto& item : std::filesystem::recursive_directory_iterator(folder, error))
-        if (item.is_regular_file())
-            ++count;
-    return count;
 }
 
 }  // namespace

@@ -31,22 +31,12 @@
 using namespace rootlock;
 using namespace rootlock::image;
 using rootlock::testing::have_tool;
+using rootlock::testing::pseudo_text;
 using rootlock::testing::read_host_text;
 using rootlock::testing::run_shell;
 using rootlock::testing::TempDir;
 
 namespace {
-
-// Bytes that compress somewhat: an LCG over a small alphabet, the same on every run.
-std::string pseudo_text(size_t size, uint32_t seed) {
-    std::string text(size, ' ');
-    uint32_t state = seed;
-    for (char& c : text) {
-        state = state * 1103515245U + 12345U;
-        c = "abcdefgh \n"[(state >> 16) % 10];
-    }
-    return text;
-}
 
 TarEntry dir(std::string path, uint32_t mode = 0755) {
     TarEntry entry;

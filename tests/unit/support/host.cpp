@@ -2,8 +2,10 @@
 #include "support/host.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 namespace rootlock::testing {
 
@@ -26,6 +28,25 @@ std::pair<std::string, int> run_shell(const std::string& command) {
 
 bool have_tool(const std::string& tool) {
     return run_shell("command -v " + tool).second == 0;
+}
+
+size_t files_under(const std::string& folder) {
+    size_t count = 0;
+    std::error_code error;
+    for (const auto& item : std::filesystem::recursive_directory_iterator(folder, error))
+        if (item.is_regular_file())
+            ++count;
+    return count;
+}
+
+std::string pseudo_text(size_t size, uint32_t seed) {
+    std::string text(size, ' ');
+    uint32_t state = seed;
+    for (char& c : text) {
+        state = state * 1103515245U + 12345U;
+        c = "abcdefgh \n"[(state >> 16) % 10];
+    }
+    return text;
 }
 
 }  // namespace rootlock::testing

@@ -1,7 +1,10 @@
-// The host helpers several unit tests need: a whole file read, a shell command run. Tests that
+// The host helpers several unit tests need: a whole file read, a shell command run, files
+// counted, compressible bytes made. Tests that
 // ask real tools (gzip, zstd, skopeo, umoci) go through these rather than copies of their own.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -16,5 +19,12 @@ std::pair<std::string, int> run_shell(const std::string& command);
 
 // Whether `tool` is on PATH.
 bool have_tool(const std::string& tool);
+
+// How many regular files lie below `folder` (0 when it does not exist).
+size_t files_under(const std::string& folder);
+
+// `size` bytes that compress somewhat (an LCG over a small alphabet), the same for one seed on
+// every run.
+std::string pseudo_text(size_t size, uint32_t seed);
 
 }  // namespace rootlock::testing
