@@ -380,6 +380,15 @@ def add_debian(corpus):
             corpus.add("md5sums", f.read()[:TEXT_MAX])
     corpus.add("md5sums", "d41d8cd98f00b204e9800998ecf8427e *usr/share/doc/x\n"
                "D41D8CD98F00B204E9800998ECF8427E usr/bin/../etc/y\n")
+    # Frames: real zstd frames and gzip members (what a cache file holds), and plain text.
+    sample = b"rootlock frame " * 64
+    for tool in (["zstd", "-q", "-c", "-3"], ["gzip", "-n", "-c"]):
+        try:
+            corpus.add("frame_codec", subprocess.run(tool, input=sample, capture_output=True,
+                                                     check=True).stdout)
+        except (subprocess.CalledProcessError, OSError):
+            pass
+    corpus.add("frame_codec", sample)
     lists = "/var/lib/apt/lists"
     for path in sorted(glob.glob(f"{lists}/*_Packages*"))[:2]:
         try:
