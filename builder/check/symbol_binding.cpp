@@ -40,12 +40,12 @@ std::vector<int> breadth_first(const std::vector<std::vector<int>>& edges, int r
     return order;
 }
 
-bool is_function(const elf::Symbol& symbol) {
-    return symbol.type == elf::k_stt_func || symbol.type == elf::k_stt_gnu_ifunc;
+bool is_function(const elf::SymbolTable& symbols, size_t index) {
+    return symbols.type(index) == elf::k_stt_func || symbols.type(index) == elf::k_stt_gnu_ifunc;
 }
 
 // The file a versioned reference's version is needed from.
-std::string needed_file(const elf::ElfInfo& info, const std::string& version) {
+std::string needed_file(const elf::ElfInfo& info, std::string_view version) {
     for (const auto& need : info.version_needs) {
         for (const auto& wanted : need.versions) {
             if (wanted.name == version)
@@ -60,10 +60,11 @@ struct ScopeEntry {
     bool unknown = false;                // not found, or provided by the host
 };
 
-bool bound_in(const std::vector<ScopeEntry>& scope, const elf::Symbol& symbol) {
-    const uint64_t hash = ExportIndex::hash_name(symbol.name);
+bool bound_in(const std::vector<ScopeEntry>& scope, elf::NamePool::Id name,
+              std::string_view version) {
+    const uint64_t hash = ExportIndex::hash_name(name);
     for (const auto& entry : scope) {
-        if (entry.index->defines(symbol.name, hash, symbol.version))
+        if (entry.index->defines(name, hash, version))
             return true;
     }
     return false;
@@ -174,12 +175,15 @@ BindResult bind_symbols(const loader::LoadSession& session, size_t first, const 
             fresh.info = info;
             const auto [own_scope, own_unknown] = make_scope(closure, k_none);
             (void)own_unknown;
-            for (size_t s = 0; s < info->symbols.size(); ++s) {
-                const elf::Symbol& symbol = info->symbols[s];
-                if (symbol.defined || symbol.binding != elf::k_stb_global || symbol.name.empty())
+            const elf::SymbolTable& symbols = info->symbols;
+            for (size_t s = 0; s < symbols.size(); ++s) {
+                if (symbols.defined(s) || symbols.binding(s) != elf::k_stb_global)
+                    continue;
+                const elf::NamePool::Id name = symbols.name_id(s);
+                if (name == elf::NamePool::k_empty)
                     continue;
                 ++fresh.references;
-                if (!bound_in(own_scope, symbol))
+                if (!bound_in(own_scope, name, symbols.version(s)))
                     fresh.residual.push_back(static_cast<uint32_t>(s));
             }
             entry = &memo.insert(key, std::move(fresh));
@@ -195,20 +199,21 @@ BindResult bind_symbols(const loader::LoadSession& session, size_t first, const 
         const auto& scope = is_local ? local_scope : global_scope;
         const bool unknown = is_local ? local_unknown : global_unknown;
         const bool now = plan.bind_now || entry->info->bind_now();
+        const elf::SymbolTable& symbols = entry->info->symbols;
         for (uint32_t s : entry->residual) {
-            const elf::Symbol& symbol = entry->info->symbols[s];
-            if ((unknown || plan.standalone) && symbol.version.empty()) {
+            const std::string_view version = symbols.version(s);
+            if ((unknown || plan.standalone) && version.empty()) {
                 ++result.unjudged;
                 continue;
             }
-            if (bound_in(scope, symbol))
+            if (bound_in(scope, symbols.name_id(s), version))
                 continue;
             UnboundReference missing;
             missing.object = index;
-            missing.name = symbol.name;
-            missing.version = symbol.version;
-            if (!symbol.version.empty())
-                missing.file = needed_file(*entry->info, symbol.version);
+            missing.name = symbols.name(s);
+            missing.version = version;
+            if (!version.empty())
+                missing.file = needed_file(*entry->info, version);
             if (!missing.file.empty()) {
                 // A version its provider lacks is a missing-version already.
                 int provider = session.find_by_name(missing.file);
@@ -231,8 +236,8 @@ BindResult bind_symbols(const loader::LoadSession& session, size_t first, const 
             }
             // Only a PLT-only call waits for its first call; without the relocation tables,
             // the symbol's type is the best guess.
-            missing.at_load =
-                now || (entry->info->relocations_read ? !symbol.lazy : !is_function(symbol));
+            missing.at_load = now || (entry->info->relocations_read ? !symbols.lazy(s)
+                                                                    : !is_function(symbols, s));
             result.unbound.push_back(std::move(missing));
         }
     }

@@ -7,10 +7,10 @@ namespace rootlock::check {
 namespace {
 
 // A definition ld.so would consider at all: defined, not local, of a type it binds to.
-bool exported(const elf::Symbol& symbol) {
-    if (!symbol.defined || symbol.binding == elf::k_stb_local || symbol.name.empty())
+bool exported(const elf::SymbolTable& symbols, size_t index) {
+    if (!symbols.defined(index) || symbols.binding(index) == elf::k_stb_local)
         return false;
-    switch (symbol.type) {
+    switch (symbols.type(index)) {
         case elf::k_stt_notype:
         case elf::k_stt_object:
         case elf::k_stt_func:
@@ -21,6 +21,17 @@ bool exported(const elf::Symbol& symbol) {
         default:
             return false;
     }
+}
+
+// Where a hash lands: its bucket from the high half, its Bloom word and two bits from the low.
+uint64_t bucket_of(uint64_t hash, uint64_t mask) {
+    return (hash >> 32) & mask;
+}
+uint64_t bloom_word_of(uint64_t hash, uint64_t mask) {
+    return (hash >> 12) & mask;
+}
+uint64_t bloom_bits_of(uint64_t hash) {
+    return (uint64_t{1} << (hash & 63U)) | (uint64_t{1} << ((hash >> 6) & 63U));
 }
 
 bool all_digits(std::string_view text) {
@@ -58,13 +69,15 @@ std::string_view mangled_namespace(std::string_view name) {
     return all_digits(prefix.substr(0, digits - at)) ? prefix : std::string_view{};
 }
 
-uint64_t ExportIndex::hash_name(std::string_view name) {
-    // FNV-1a: short mangled names dominate, and it needs no state.
-    uint64_t hash = 0xcbf29ce484222325ULL;
-    for (char c : name) {
-        hash ^= static_cast<unsigned char>(c);
-        hash *= 0x100000001b3ULL;
-    }
+uint64_t ExportIndex::hash_name(elf::NamePool::Id name) {
+    // MurmurHash3's finaliser: ids are offsets, so every bit of them is mixed into the bucket,
+    // the Bloom word and its two bits.
+    uint64_t hash = name;
+    hash ^= hash >> 33;
+    hash *= 0xff51afd7ed558ccdULL;
+    hash ^= hash >> 33;
+    hash *= 0xc4ceb9fe1a85ec53ULL;
+    hash ^= hash >> 33;
     return hash;
 }
 
@@ -81,72 +94,77 @@ size_t ExportIndex::c_prefix_count(std::string_view name) const {
 }
 
 ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std::move(info)) {
-    const auto& symbols = m_info->symbols;
-    size_t exports = 0;
-    for (const auto& symbol : symbols) {
-        m_versioned |= !symbol.version.empty();
-        exports += exported(symbol) ? 1U : 0U;
-    }
-    m_entries.reserve(exports);
-    size_t capacity = 16;
-    while (capacity < exports * 2)
-        capacity *= 2;
-    m_slots.resize(capacity);
-    const uint64_t mask = capacity - 1;
+    const elf::SymbolTable& symbols = m_info->symbols;
+    struct Found {
+        uint64_t hash;
+        elf::NamePool::Id name;
+        uint32_t symbol;
+    };
+    std::vector<Found> found;
     for (size_t i = 0; i < symbols.size(); ++i) {
-        const elf::Symbol& symbol = symbols[i];
-        if (!exported(symbol))
+        if (!exported(symbols, i))
             continue;
-        m_entries.push_back(Entry{static_cast<uint32_t>(i), 0});
-        const auto index = static_cast<uint32_t>(m_entries.size());
-        const uint64_t hash = hash_name(symbol.name);
-        const auto tag = static_cast<uint32_t>(hash >> 32);
-        for (uint64_t at = hash & mask;; at = (at + 1) & mask) {
-            Slot& slot = m_slots[at];
-            if (slot.first == 0) {
-                slot = Slot{tag, index};
-                break;
-            }
-            if (slot.tag == tag && symbol_of(m_entries[slot.first - 1]).name == symbol.name) {
-                m_entries.back().next = slot.first;
-                slot.first = index;
-                break;
-            }
-        }
-        if (auto space = mangled_namespace(symbol.name); !space.empty())
+        const elf::NamePool::Id id = symbols.name_id(i);
+        if (id == elf::NamePool::k_empty)
+            continue;
+        found.push_back(Found{hash_name(id), id, static_cast<uint32_t>(i)});
+        const std::string_view name = symbols.name(i);
+        if (auto space = mangled_namespace(name); !space.empty())
             ++m_namespaces[space];
-        else if (auto prefix = c_prefix(symbol.name); !prefix.empty())
+        else if (auto prefix = c_prefix(name); !prefix.empty())
             ++m_c_prefixes[prefix];
     }
-}
-
-const ExportIndex::Slot* ExportIndex::find(std::string_view name, uint64_t hash) const {
-    const uint64_t mask = m_slots.size() - 1;
-    const auto tag = static_cast<uint32_t>(hash >> 32);
-    for (uint64_t at = hash & mask;; at = (at + 1) & mask) {
-        const Slot& slot = m_slots[at];
-        if (slot.first == 0)
-            return nullptr;
-        if (slot.tag == tag && symbol_of(m_entries[slot.first - 1]).name == name)
-            return &slot;
+    // One or two exports a bucket; eight to sixteen filter bits an export (two set), which
+    // lets about one miss in twenty through to the buckets.
+    size_t buckets = 1;
+    while (buckets * 2 < found.size())
+        buckets *= 2;
+    size_t words = 1;
+    while (words * 8 < found.size())
+        words *= 2;
+    m_bucket_mask = buckets - 1;
+    m_bloom_mask = words - 1;
+    m_bloom.assign(words, 0);
+    m_buckets.assign(buckets + 1, 0);
+    for (const auto& export_found : found) {
+        ++m_buckets[bucket_of(export_found.hash, m_bucket_mask) + 1];
+        m_bloom[bloom_word_of(export_found.hash, m_bloom_mask)] |= bloom_bits_of(export_found.hash);
+    }
+    for (size_t b = 1; b <= buckets; ++b)
+        m_buckets[b] += m_buckets[b - 1];
+    m_exports.resize(found.size());
+    std::vector<uint32_t> fill(m_buckets.begin(), m_buckets.end() - 1);
+    for (const auto& export_found : found) {
+        uint32_t& at = fill[bucket_of(export_found.hash, m_bucket_mask)];
+        m_exports[at++] = Export{export_found.name, export_found.symbol};
     }
 }
 
-bool ExportIndex::defines(std::string_view name, uint64_t hash, std::string_view version) const {
-    const Slot* found = find(name, hash);
-    if (found == nullptr)
-        return false;
-    if (!m_versioned)
+bool ExportIndex::matches(uint32_t symbol, std::string_view version) const {
+    const elf::SymbolTable& symbols = m_info->symbols;
+    if (!symbols.versioned())
         return true;
-    for (uint32_t at = found->first; at != 0; at = m_entries[at - 1].next) {
-        const elf::Symbol& definition = symbol_of(m_entries[at - 1]);
-        if (version.empty()) {
-            if (!definition.hidden || definition.version.empty())
-                return true;
-        } else if (definition.version == version ||
-                   (definition.version.empty() && !definition.hidden)) {
+    const std::string_view defined = symbols.version(symbol);
+    if (version.empty())
+        return !symbols.hidden(symbol) || defined.empty();
+    return defined == version || (defined.empty() && !symbols.hidden(symbol));
+}
+
+bool ExportIndex::defines(std::string_view name, std::string_view version) const {
+    // A name the pool never saw is defined nowhere.
+    const auto id = elf::NamePool::shared().find(name);
+    return id && defines(*id, hash_name(*id), version);
+}
+
+bool ExportIndex::defines(elf::NamePool::Id name, uint64_t hash, std::string_view version) const {
+    const uint64_t bits = bloom_bits_of(hash);
+    if ((m_bloom[bloom_word_of(hash, m_bloom_mask)] & bits) != bits)
+        return false;
+    const uint64_t bucket = bucket_of(hash, m_bucket_mask);
+    for (uint32_t at = m_buckets[bucket]; at < m_buckets[bucket + 1]; ++at) {
+        const Export& candidate = m_exports[at];
+        if (candidate.name == name && matches(candidate.symbol, version))
             return true;
-        }
     }
     return false;
 }

@@ -23,14 +23,12 @@ class ExportIndex {
     // glibc's check_match decides: a versioned reference takes the definition of that version
     // or an unversioned one; an unversioned reference takes any definition that is not a
     // hidden (name@VER) one. An object without version information answers any version.
-    bool defines(std::string_view name, std::string_view version) const {
-        return defines(name, hash_name(name), version);
-    }
-    // The same with the name's hash_name() computed once by the caller, who asks every object
-    // of a scope in turn.
-    bool defines(std::string_view name, uint64_t hash, std::string_view version) const;
+    bool defines(std::string_view name, std::string_view version) const;
+    // The same for a name by its id in elf::NamePool::shared(), with hash_name(name) computed
+    // once by the caller, who asks every object of a scope in turn.
+    bool defines(elf::NamePool::Id name, uint64_t hash, std::string_view version) const;
 
-    static uint64_t hash_name(std::string_view name);
+    static uint64_t hash_name(elf::NamePool::Id name);
 
     // How many exported C++ names sit in the top-level namespace `mangled_prefix` ("3c10" for
     // c10::), for telling which library a missing C++ symbol was expected from.
@@ -38,29 +36,27 @@ class ExportIndex {
     // How many exported C names start with the same four characters ("nccl", "cuda"), the
     // same question for libraries with a C API.
     size_t c_prefix_count(std::string_view name) const;
-    size_t size() const { return m_entries.size(); }
+    size_t size() const { return m_exports.size(); }
 
   private:
-    struct Entry {
+    // Laid out as glibc's DT_GNU_HASH is, for the same reasons: a Bloom filter answers most
+    // lookups (a scope walk asks dozens of objects that do not define the name) from one
+    // word, and the exports sit grouped by bucket, so the index costs 11 to 14 bytes an export
+    // and no pointers. A root holds half a million exports.
+    struct Export {
+        elf::NamePool::Id name = elf::NamePool::k_empty;
         uint32_t symbol = 0;  // index into m_info->symbols
-        uint32_t next = 0;    // index + 1 of the next definition of the same name, 0 at the end
     };
-    // Open addressing over the names' hashes: a lookup with a precomputed hash costs one or two
-    // probes and no hashing, which is what a scope walk over dozens of objects needs. Eight
-    // bytes a slot: the hash's high half tells names apart before any string is compared.
-    struct Slot {
-        uint32_t tag = 0;    // hash >> 32
-        uint32_t first = 0;  // index + 1 into m_entries, 0 for an empty slot
-    };
-    const elf::Symbol& symbol_of(const Entry& entry) const { return m_info->symbols[entry.symbol]; }
-    const Slot* find(std::string_view name, uint64_t hash) const;
+    bool matches(uint32_t symbol, std::string_view version) const;
 
     std::shared_ptr<const elf::ElfInfo> m_info;  // keeps the symbols the index points into
-    std::vector<Slot> m_slots;                   // a power of two, at most half full
-    std::vector<Entry> m_entries;
+    std::vector<uint64_t> m_bloom;               // a power of two of words, two bits an export
+    std::vector<uint32_t> m_buckets;  // bucket -> first export; one more entry ends the last
+    std::vector<Export> m_exports;    // grouped by bucket
+    uint64_t m_bloom_mask = 0;
+    uint64_t m_bucket_mask = 0;
     std::unordered_map<std::string_view, size_t> m_namespaces;
     std::unordered_map<std::string_view, size_t> m_c_prefixes;
-    bool m_versioned = false;  // the object has a DT_VERSYM table (some symbol has a version)
 };
 
 // The first top-level namespace of a mangled C++ name as its length-prefixed source name

@@ -126,10 +126,13 @@ std::vector<std::string> SymbolCollector::missed_by(const std::string& consumer)
 void SymbolCollector::emit(const Scan& scan, std::vector<Problem>& problems) const {
     if (m_groups.empty())
         return;
-    std::unordered_set<std::string> wanted;
+    // The missing names by their pool ids (they came from symbol tables, so the pool has them).
+    std::unordered_set<elf::NamePool::Id> wanted;
     for (const auto& [key, group] : m_groups) {
-        for (const auto& missing : group.symbols)
-            wanted.insert(missing.name);
+        for (const auto& missing : group.symbols) {
+            if (auto id = elf::NamePool::shared().find(missing.name))
+                wanted.insert(*id);
+        }
     }
     // Where else the root defines them: one pass over every scanned object's symbols.
     std::unordered_map<std::string, std::set<std::string>> definers;
@@ -137,11 +140,14 @@ void SymbolCollector::emit(const Scan& scan, std::vector<Problem>& problems) con
     for (const auto& object : scan.objects) {
         if (!object.info || !object.info->symbols_read)
             continue;
-        for (const auto& symbol : object.info->symbols) {
-            if (symbol.defined && symbol.binding != elf::k_stb_local && wanted.count(symbol.name)) {
-                definers[symbol.name].insert(object.path);
-                soname_at[object.path] = object.info->soname;
+        const elf::SymbolTable& symbols = object.info->symbols;
+        for (size_t s = 0; s < symbols.size(); ++s) {
+            if (!symbols.defined(s) || symbols.binding(s) == elf::k_stb_local ||
+                wanted.count(symbols.name_id(s)) == 0) {
+                continue;
             }
+            definers[std::string(symbols.name(s))].insert(object.path);
+            soname_at[object.path] = object.info->soname;
         }
     }
     // A symbol that fails at load in one context and at the first call in another is reported

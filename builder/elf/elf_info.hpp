@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "elf/symbol_table.hpp"
+
 namespace rootlock::elf {
 
 enum class ElfClass : uint8_t { elf32 = 1, elf64 = 2 };
@@ -68,19 +70,6 @@ struct VersionDef {
     bool is_base() const { return (flags & 1U) != 0; }
 };
 
-// One dynamic symbol (index 0, the null symbol, is not included).
-struct Symbol {
-    std::string name;
-    std::string version;   // empty when unversioned or local/global index
-    bool defined = false;  // st_shndx != SHN_UNDEF
-    bool hidden = false;   // versym bit 15: not the default version (name@VER, not name@@VER)
-    // Undefined and named only by PLT relocations (DT_JMPREL): bound at its first call unless
-    // the object or the process binds now. Known only when ElfInfo::relocations_read.
-    bool lazy = false;
-    uint8_t binding = 0;  // k_stb_*
-    uint8_t type = 0;     // k_stt_*
-};
-
 struct ElfInfo {
     ElfClass elf_class = ElfClass::elf64;
     ByteOrder byte_order = ByteOrder::little;
@@ -100,7 +89,8 @@ struct ElfInfo {
 
     std::vector<VersionNeed> version_needs;
     std::vector<VersionDef> version_defs;
-    std::vector<Symbol> symbols;  // only filled when ReadOptions::symbols is set
+    SymbolTable symbols;  // only filled when ReadOptions::symbols is set (index 0, the null
+                          // symbol, is not included)
     bool symbols_read = false;
     // The relocation tables were read, so Symbol::lazy is known (false: treat every reference
     // as bound at load, which is what a missing symbol does unless it is a PLT-only call).

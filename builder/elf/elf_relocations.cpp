@@ -84,10 +84,8 @@ void read_relocation_kinds(const Context& context, const DynamicTable& dynamic, 
                    plt_rela ? (relacount ? relacount->value : 0) : (relcount ? relcount->value : 0),
                    k_by_other, marks);
     }
-    for (size_t i = 0; i < info.symbols.size(); ++i) {
-        Symbol& symbol = info.symbols[i];
-        symbol.lazy = !symbol.defined && marks[i + 1] == k_by_plt;
-    }
+    for (size_t i = 0; i < info.symbols.size(); ++i)
+        info.symbols.set_lazy(i, !info.symbols.defined(i) && marks[i + 1] == k_by_plt);
     info.relocations_read = true;
 }
 

@@ -141,7 +141,13 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
     }
     ROOTLOCK_TRY(table, context.read(table_at.offset, count * entry_size));
 
-    info.symbols.reserve(static_cast<size_t>(count - 1));
+    SymbolTable& symbols = info.symbols;
+    symbols.reserve(static_cast<size_t>(count - 1));
+    // Versym index -> the table's interned version id, filled on first use.
+    std::vector<int32_t> version_ids(versions.names.size(), -1);
+    // The names, views into the string table until the pool has them all (one lock for all).
+    std::vector<std::string_view> names;
+    names.reserve(static_cast<size_t>(count - 1));
     for (uint64_t i = 1; i < count; ++i) {
         const std::byte* p = table.data() + i * entry_size;
         const uint64_t offset = table_at.offset + i * entry_size;
@@ -149,14 +155,11 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
         const uint8_t st_info = std::to_integer<uint8_t>(p[codec.is64() ? 4 : 12]);
         const uint16_t shndx = codec.u16(p + (codec.is64() ? 6 : 14));
         ROOTLOCK_TRY(name, strings.get(name_index, offset, "symbol name"));
-        Symbol symbol;
-        symbol.name = std::string(name);
-        symbol.defined = shndx != 0;
-        symbol.binding = static_cast<uint8_t>(st_info >> 4);
-        symbol.type = static_cast<uint8_t>(st_info & 0xfU);
+        bool hidden = false;
+        uint16_t version_id = SymbolTable::k_no_version;
         if (!versym.empty()) {
             const uint16_t value = codec.u16(versym.data() + i * 2);
-            symbol.hidden = (value & k_versym_hidden) != 0;
+            hidden = (value & k_versym_hidden) != 0;
             const uint16_t index = static_cast<uint16_t>(value & 0x7fffU);
             if (index >= 2) {  // 0 is local, 1 is global: neither names a version
                 const std::string_view* version = versions.find(index);
@@ -165,13 +168,21 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
                         versym_offset + i * 2,
                         fmt::format("symbol {} ({}) has version index {}, which no version "
                                     "definition or need declares",
-                                    i, util::printable(symbol.name), index));
+                                    i, util::printable(name), index));
                 }
-                symbol.version = std::string(*version);
+                int32_t& id = version_ids[index];
+                if (id < 0)
+                    id = symbols.intern_version(*version);
+                version_id = static_cast<uint16_t>(id);
             }
         }
-        info.symbols.push_back(std::move(symbol));
+        names.push_back(name);
+        symbols.add(NamePool::k_empty, version_id, st_info, shndx != 0, hidden);
     }
+    std::vector<NamePool::Id> ids(names.size());
+    NamePool::shared().intern(names, ids);
+    for (size_t i = 0; i < ids.size(); ++i)
+        symbols.set_name(i, ids[i]);
     return util::ok_status();
 }
 

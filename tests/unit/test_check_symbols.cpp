@@ -99,6 +99,28 @@ TEST_SUITE("rootlock::check") {
         CHECK_FALSE(plain_index.defines("g", ""));
     }
 
+    TEST_CASE("an export index of thousands of names finds each and nothing else") {
+        // Enough names for many buckets and Bloom words, so chains and filter bits both count.
+        std::vector<std::string> names;
+        for (int i = 0; i < 5000; ++i)
+            names.push_back("_ZN5torch3jit" + std::to_string(i) + "fEv");
+        check::ExportIndex index(parse(exporting("libmany.so", names)));
+        CHECK(index.size() == names.size());
+        size_t found = 0;
+        size_t wrongly = 0;
+        for (int i = 0; i < 5000; ++i) {
+            found += index.defines(names[static_cast<size_t>(i)], "") ? 1U : 0U;
+            wrongly += index.defines("_ZN5torch3jit" + std::to_string(i) + "gEv", "") ? 1U : 0U;
+            wrongly += index.defines(names[static_cast<size_t>(i)] + "x", "") ? 1U : 0U;
+        }
+        CHECK(found == names.size());
+        CHECK(wrongly == 0);
+        CHECK(index.namespace_count("5torch") == names.size());
+        check::ExportIndex empty(parse(exporting("libnone.so", {})));
+        CHECK(empty.size() == 0);
+        CHECK_FALSE(empty.defines("f", ""));
+    }
+
     TEST_CASE("mangled names give their top-level namespace, C names none") {
         const std::pair<const char*, const char*> rows[] = {
             {"_ZN3c104cuda9SetDeviceEi", "3c10"},

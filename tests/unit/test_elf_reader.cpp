@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "elf/elf_reader.hpp"
@@ -36,13 +37,13 @@ ElfInfo read_path(const std::string& path, bool symbols = true) {
     return std::move(result).value();
 }
 
-const elf::Symbol* find_symbol(const ElfInfo& info, std::string_view name,
-                               std::string_view version) {
+std::optional<elf::SymbolRef> find_symbol(const ElfInfo& info, std::string_view name,
+                                          std::string_view version) {
     for (const auto& symbol : info.symbols) {
         if (symbol.name == name && symbol.version == version)
-            return &symbol;
+            return symbol;
     }
-    return nullptr;
+    return std::nullopt;
 }
 
 // A library with a bit of everything, used in several classes and byte orders.
@@ -112,24 +113,24 @@ void check_full(const ElfInfo& info, const ElfSpec& spec) {
 
     CHECK(info.symbols_read);
     REQUIRE(info.symbols.size() == 7);
-    const elf::Symbol* foo = find_symbol(info, "foo", "FOO_1.1");
-    REQUIRE(foo != nullptr);
+    auto foo = find_symbol(info, "foo", "FOO_1.1");
+    REQUIRE(foo.has_value());
     CHECK(foo->defined);
     CHECK_FALSE(foo->hidden);
     CHECK(foo->type == elf::k_stt_func);
-    const elf::Symbol* old_foo = find_symbol(info, "foo", "FOO_1.0");
-    REQUIRE(old_foo != nullptr);
+    auto old_foo = find_symbol(info, "foo", "FOO_1.0");
+    REQUIRE(old_foo.has_value());
     CHECK(old_foo->hidden);
-    const elf::Symbol* puts = find_symbol(info, "puts", "GLIBC_2.2.5");
-    REQUIRE(puts != nullptr);
+    auto puts = find_symbol(info, "puts", "GLIBC_2.2.5");
+    REQUIRE(puts.has_value());
     CHECK_FALSE(puts->defined);
-    const elf::Symbol* start = find_symbol(info, "__libc_start_main", "GLIBC_2.34");
-    REQUIRE(start != nullptr);
+    auto start = find_symbol(info, "__libc_start_main", "GLIBC_2.34");
+    REQUIRE(start.has_value());
     CHECK(start->binding == elf::k_stb_weak);
     CHECK(start->type == elf::k_stt_notype);
-    CHECK(find_symbol(info, "exp", "GLIBC_2.29") != nullptr);
-    const elf::Symbol* plain = find_symbol(info, "plain", "");
-    REQUIRE(plain != nullptr);
+    CHECK(find_symbol(info, "exp", "GLIBC_2.29").has_value());
+    auto plain = find_symbol(info, "plain", "");
+    REQUIRE(plain.has_value());
     CHECK(plain->type == elf::k_stt_object);
     CHECK(plain->binding == elf::k_stb_weak);
     CHECK(find_symbol(info, "tls_var", "FOO_1.1")->type == elf::k_stt_tls);
@@ -174,7 +175,7 @@ void compare_with_readelf(const std::string& path) {
         if (index == 0)
             continue;
         REQUIRE(index - 1 < info.symbols.size());
-        const elf::Symbol& symbol = info.symbols[index - 1];
+        const elf::SymbolRef symbol = info.symbols[index - 1];
         std::string base = name;
         std::string version;
         bool hidden = false;
@@ -386,12 +387,12 @@ TEST_SUITE("rootlock::elf") {
              {"GLIBC_2.2.5", "GLIBC_2.14", "GLIBC_2.34", "GLIBC_2.36", "GLIBC_PRIVATE"}) {
             CHECK_MESSAGE(info.defines_version(version), version);
         }
-        const elf::Symbol* memcpy_new = find_symbol(info, "memcpy", "GLIBC_2.14");
-        REQUIRE(memcpy_new != nullptr);
+        auto memcpy_new = find_symbol(info, "memcpy", "GLIBC_2.14");
+        REQUIRE(memcpy_new.has_value());
         CHECK(memcpy_new->defined);
         CHECK_FALSE(memcpy_new->hidden);
-        const elf::Symbol* memcpy_old = find_symbol(info, "memcpy", "GLIBC_2.2.5");
-        REQUIRE(memcpy_old != nullptr);
+        auto memcpy_old = find_symbol(info, "memcpy", "GLIBC_2.2.5");
+        REQUIRE(memcpy_old.has_value());
         CHECK(memcpy_old->hidden);
         compare_with_readelf(k_libc);
     }
@@ -441,11 +442,11 @@ TEST_SUITE("rootlock::elf") {
         REQUIRE(info.version_needs.size() == 1);
         CHECK(info.version_needs[0].file == "libc.so.6");
         CHECK(info.version_needs[0].versions.at(0).name == "GLIBC_2.2.5");
-        const elf::Symbol* puts = find_symbol(info, "puts", "GLIBC_2.2.5");
-        REQUIRE(puts != nullptr);
+        auto puts = find_symbol(info, "puts", "GLIBC_2.2.5");
+        REQUIRE(puts.has_value());
         CHECK_FALSE(puts->defined);
-        const elf::Symbol* foo = find_symbol(info, "foo", "");
-        REQUIRE(foo != nullptr);
+        auto foo = find_symbol(info, "foo", "");
+        REQUIRE(foo.has_value());
         CHECK(foo->defined);
     }
 
@@ -477,12 +478,12 @@ TEST_SUITE("rootlock::elf") {
                                         "-shared -fPIC -Wl,-soname,libuse.so -Wl,-z,lazy");
         ElfInfo info = read_ok(bytes);
         CHECK(info.relocations_read);
-        const elf::Symbol* called = find_symbol(info, "called", "");
-        const elf::Symbol* taken = find_symbol(info, "taken", "");
-        const elf::Symbol* shared = find_symbol(info, "shared", "");
-        REQUIRE(called != nullptr);
-        REQUIRE(taken != nullptr);
-        REQUIRE(shared != nullptr);
+        auto called = find_symbol(info, "called", "");
+        auto taken = find_symbol(info, "taken", "");
+        auto shared = find_symbol(info, "shared", "");
+        REQUIRE(called.has_value());
+        REQUIRE(taken.has_value());
+        REQUIRE(shared.has_value());
         CHECK(called->lazy);
         CHECK_FALSE(taken->lazy);
         CHECK_FALSE(shared->lazy);
@@ -514,14 +515,14 @@ __asm__(".symver new_foo,foo@@FOO_1.0");
         CHECK(info.version_defs[2].index == 3);
         CHECK(info.version_defs[2].parents == std::vector<std::string>{"FOO_0.9"});
         CHECK(info.version_defs[2].hash == testing::elf_hash("FOO_1.0"));
-        const elf::Symbol* current = find_symbol(info, "foo", "FOO_1.0");
-        REQUIRE(current != nullptr);
+        auto current = find_symbol(info, "foo", "FOO_1.0");
+        REQUIRE(current.has_value());
         CHECK(current->defined);
         CHECK_FALSE(current->hidden);
-        const elf::Symbol* old = find_symbol(info, "foo", "FOO_0.9");
-        REQUIRE(old != nullptr);
+        auto old = find_symbol(info, "foo", "FOO_0.9");
+        REQUIRE(old.has_value());
         CHECK(old->hidden);
-        CHECK(find_symbol(info, "old_foo", "") == nullptr);
+        CHECK_FALSE(find_symbol(info, "old_foo", "").has_value());
     }
 
     TEST_CASE("reads a PIE executable, a static one and a relocatable object from gcc") {
@@ -551,6 +552,6 @@ __asm__(".symver new_foo,foo@@FOO_1.0");
                                         "-Wl,-soname,libflat.so");
         ElfInfo info = read_ok(bytes);
         CHECK(info.soname == "libflat.so");
-        CHECK(find_symbol(info, "foo", "") != nullptr);
+        CHECK(find_symbol(info, "foo", "").has_value());
     }
 }
