@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <thread>
 #include <unordered_set>
 
@@ -39,7 +40,7 @@ bool under(const std::string& path, const std::string& dir) {
 // Probes every file as ELF, dynamic symbols included, on up to two threads (the machines rootlock
 // targets have few cores and the work is system calls); FileTree::probe_elf is thread-safe.
 std::vector<fs::ElfProbe> probe_all(const fs::FileTree& tree,
-                                    const std::vector<std::string>& files) {
+                                    const std::deque<std::string>& files) {
     std::vector<fs::ElfProbe> probes(files.size());
     std::atomic<size_t> next{0};
     auto work = [&] {
@@ -64,21 +65,27 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
     // First the candidate files, in walk order; then their headers, read on every core (the
     // probes are mostly open/pread/close, so this is where a scan spends its time); then the
     // classification, in walk order again so that the result does not depend on threads.
-    std::vector<std::string> files;
-    std::unordered_set<std::string> seen;
-    std::unordered_set<uint64_t> seen_identity;
-    for (const auto& start : paths) {
-        fs::walk(tree, start, [&](const std::string& path, const fs::NodeStat& stat) {
-            // Shorter than an ELF header: nothing the loader could load or run.
-            if (stat.kind != fs::NodeKind::regular || stat.size < 64)
-                return;
-            if (!seen.insert(path).second)
-                return;
-            // A file reached twice through hard links is one object.
-            if (stat.identity != 0 && !seen_identity.insert(stat.identity).second)
-                return;
-            files.push_back(path);
-        });
+    // A deque, so that `seen` can hold views of its paths (43,000 on the torch root) rather
+    // than copies; both sets go before the probes fill memory with symbols.
+    std::deque<std::string> files;
+    {
+        std::unordered_set<std::string_view> seen;
+        std::unordered_set<uint64_t> seen_identity;
+        for (const auto& start : paths) {
+            fs::walk(tree, start, [&](const std::string& path, const fs::NodeStat& stat) {
+                // Shorter than an ELF header: nothing the loader could load or run.
+                if (stat.kind != fs::NodeKind::regular || stat.size < 64)
+                    return;
+                if (seen.count(path) != 0)
+                    return;
+                // A file reached twice through hard links is one object. (A path refused
+                // here need not be remembered: met again, it has the same identity.)
+                if (stat.identity != 0 && !seen_identity.insert(stat.identity).second)
+                    return;
+                files.push_back(path);
+                seen.insert(files.back());
+            });
+        }
     }
     std::vector<fs::ElfProbe> probes = probe_all(tree, files);
 
