@@ -11,9 +11,12 @@ Two benchmarks (tests/bench/README.md says what each measures and what the figur
           sparse zeros to the size of the real libraries).
 
 Rows, each over the same objects: rootlock check PATH (finds the objects itself); rootlock check
--- FILE... (handed the list, as libtree is); scanelf -R (only finds the ELF files: the floor of
-the first row's walk); libtree -p, all files in one call, in a chroot; ldd, 64 objects per call,
-in a chroot; lddtree -R ROOT -l, once (about a minute on the torch root).
+-- FILE... (handed the list, as libtree is); rootlock ldd FILE... (ldd's trace of each, one
+call); scanelf -R (only finds the ELF files: the floor of the first row's walk); libtree -p, all
+files in one call, in a chroot; ldd, 64 objects per call, in a chroot; lddtree -R ROOT -l, once
+(about a minute on the torch root). Each row's wall time is shown over rootlock check's and over
+libtree's, and below the table each rootlock row's time ratio and peak RSS beside libtree's
+(issue 16's aims: at most 5x libtree's time; check under 64 MB).
 
 Wall time is the median of several runs (hyperfine when installed, else a timing loop), after a
 warm-up; peak RSS comes from one run under `/usr/bin/time -v`. Where the kernel lets us drop
@@ -242,6 +245,19 @@ def read_report(path, crashed):
         os.unlink(path)
 
 
+def read_ldd_report(path, crashed):
+    """How many objects `rootlock ldd --json` traced (path then removed), or None."""
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except ValueError as e:
+        crashed.append(f"rootlock ldd printed JSON that does not parse: {e}")
+        return None
+    finally:
+        os.unlink(path)
+    return len(report) if isinstance(report, list) else report.get("objects")
+
+
 def run_benchmark(title, rootlock, root, check_path, objects, opts, cold):
     print(f"\n== {title}: {len(objects)} ELF objects under {check_path} of {root}", flush=True)
     rows, crashed = [], []
@@ -270,6 +286,20 @@ def run_benchmark(title, rootlock, root, check_path, objects, opts, cold):
     listed.update(objects=listed_report["objects"] if listed_report else None,
                   note="the objects given, as libtree gets them")
     rows.append(listed)
+    # ldd's trace of every object, in one call: what libtree does (headers and search paths),
+    # with symbol versions, and no symbol binding.
+    ldd_out = tempfile.NamedTemporaryFile(prefix="rootlock-bench-", suffix=".json", delete=False)
+    ldd_out.close()
+    traced = measure({"name": "rootlock ldd",
+                      "argv": [os.path.abspath(rootlock), "ldd", "--root", root, "--json"] +
+                      objects, "runs": opts.runs, "warmup": 1,
+                      "cold_runs": opts.cold_runs if cold else 0, "stdout": ldd_out.name})
+    ldd_report = read_ldd_report(ldd_out.name, crashed)
+    if traced["signal"] is not None or traced["rc"] not in (0, 1):
+        crashed.append(f"rootlock ldd exited {traced['rc']} (signal {traced['signal']}): "
+                       f"{traced['stderr_tail'][-500:]}")
+    traced.update(objects=ldd_report, note="ldd's trace of the objects, one call")
+    rows.append(traced)
     # What finding the ELF objects costs a C tool: walk the tree, open and probe every file.
     if have("scanelf"):
         found = measure({"name": "scanelf -R", "runs": opts.runs, "warmup": 1,
@@ -308,6 +338,7 @@ def run_benchmark(title, rootlock, root, check_path, objects, opts, cold):
         if r.get("error"):
             crashed.append(f"{r['name']}: {r['error']}")
     print_table(rows, rl)
+    print_beside_libtree(rows)
     if report:
         print_report(report)
     return {"title": title, "root": root, "path": check_path, "objects": len(objects),
@@ -340,15 +371,39 @@ def fmt_s(x):
     return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
+def libtree_row(rows):
+    return next((r for r in rows if r["name"] == "libtree" and r.get("wall")), None)
+
+
+def print_beside_libtree(rows):
+    """rootlock's rows over libtree's: the time ratio (issue 16's aim: at most 5x) and both
+    peak RSS figures (the aim for check: under 64 MB)."""
+    peer = libtree_row(rows)
+    if peer is None:
+        print("beside libtree: not run (libtree missing)")
+        return
+    peer_rss = f"{peer['rss_kb'] / 1024:.1f} MB" if peer.get("rss_kb") else "-"
+    print(f"beside libtree ({fmt_s(peer['wall'])} s, peak RSS {peer_rss}):")
+    for r in rows:
+        if not r["name"].startswith("rootlock") or not r.get("wall"):
+            continue
+        rss = f"{r['rss_kb'] / 1024:.1f} MB" if r.get("rss_kb") else "-"
+        print(f"  {r['name']:<20} {r['wall'] / peer['wall']:6.1f}x its time "
+              f"({fmt_s(r['wall'])} s), peak RSS {rss}")
+
+
 def print_table(rows, base):
-    head = ["tool", "objects", "wall (s)", "x rootlock", "cpu (s)", "cold (s)", "peak RSS (MB)",
-            "note"]
+    head = ["tool", "objects", "wall (s)", "x rootlock", "x libtree", "cpu (s)", "cold (s)",
+            "peak RSS (MB)", "note"]
+    peer = libtree_row(rows)
     lines = []
     for r in rows:
         if "skipped" in r:
-            lines.append([r["name"], "-", "-", "-", "-", "-", "-", "not run: " + r["skipped"]])
+            lines.append([r["name"], "-", "-", "-", "-", "-", "-", "-",
+                          "not run: " + r["skipped"]])
             continue
         ratio = r["wall"] / base["wall"] if base.get("wall") else None
+        over_libtree = r["wall"] / peer["wall"] if peer else None
         note = r.get("note", "")
         n = len(r.get("times", []))
         how = r.get("how", "")
@@ -358,7 +413,9 @@ def print_table(rows, base):
         if r.get("error"):
             note = (note + "; " if note else "") + "timing failed (see below)"
         lines.append([r["name"], str(r.get("objects", "-")), fmt_s(r["wall"]),
-                      f"{ratio:.2f}" if ratio is not None else "-", fmt_s(r.get("cpu")),
+                      f"{ratio:.2f}" if ratio is not None else "-",
+                      f"{over_libtree:.2f}" if over_libtree is not None else "-",
+                      fmt_s(r.get("cpu")),
                       fmt_s(r.get("cold")),
                       f"{r['rss_kb'] / 1024:.1f}" if r.get("rss_kb") else "-",
                       "; ".join(x for x in (spread, note) if x)])
