@@ -36,8 +36,6 @@
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 
-#include <archive.h>
-
 namespace rootlock::image {
 
 namespace {
@@ -586,7 +584,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         oci.identity =
             (oci.zstd ? frame_codec_identity(FrameCodec::zstd, TarWriterOptions{}.zstd_level)
                       : frame_codec_identity(FrameCodec::gzip, TarWriterOptions{}.gzip_level)) +
-            " libarchive-" + std::to_string(archive_version_number()) + " rootlock-layers-1";
+            " " + tar_writer_identity() + " rootlock-layers-1";
         ROOTLOCK_TRY(lock_digest, util::sha256_file(options.lock_path));
         oci.spec =
             oci_spec_of(lock, pct_input.sh_machine, util::Sha256::to_hex(lock_digest), epoch);
@@ -616,7 +614,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             plan.identity =
                 frame_codec_identity(codec, codec == FrameCodec::zstd ? writer_options.zstd_level
                                                                       : writer_options.gzip_level) +
-                " libarchive-" + std::to_string(archive_version_number()) + " rootlock-frames-1";
+                " " + tar_writer_identity() + " rootlock-frames-1";
             cuts = plan_frames(framed_entries(planned, base_index, base_sha256, wheels), plan);
             frame_cache.emplace(options.cache_dir, codec);
             writer_options.frame_cuts = &cuts;

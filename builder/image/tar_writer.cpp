@@ -135,6 +135,10 @@ util::Result<Compression> compression_for(std::string_view output_name) {
                             "unknown image type (use .tar.zst, .tar.xz, .tar.gz or .tar)");
 }
 
+std::string tar_writer_identity() {
+    return "libarchive-" + std::to_string(archive_version_number());
+}
+
 bool component_less(std::string_view a, std::string_view b) {
     size_t pos_a = 0;
     size_t pos_b = 0;

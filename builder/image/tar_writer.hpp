@@ -64,6 +64,10 @@ struct TarWriterOptions {
 // all come from the frame cache.
 using ContentOpener = std::function<util::Result<std::unique_ptr<util::ByteStream>>()>;
 
+// What a member's bytes depend on besides the entry itself: the pax writer's version
+// ("libarchive-3006002"), for the keys of cached frames and layers.
+std::string tar_writer_identity();
+
 // "Component order", the order GNU tar --sort=name produces: paths are compared component by
 // component, bytewise, so a directory comes right before its contents ("/a" < "/a/b" < "/a.b").
 bool component_less(std::string_view a, std::string_view b);
