@@ -9,7 +9,7 @@ namespace rootlock::elf {
 namespace {
 
 constexpr uint8_t st_info_of(uint8_t binding, uint8_t type) {
-    return static_cast<uint8_t>((binding << 4) | (type & 0xfU));
+    return static_cast<uint8_t>((static_cast<unsigned>(binding) << 4U) | (type & 0xfU));
 }
 
 }  // namespace
