@@ -37,15 +37,16 @@ bool under(const std::string& path, const std::string& dir) {
     return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
            (dir == "/" || path[dir.size()] == '/');
 }
-// Probes every file as ELF, dynamic symbols included, on up to two threads (the machines rootlock
-// targets have few cores and the work is system calls); FileTree::probe_elf is thread-safe.
+// Probes every file as ELF (each one the walk saw as a regular file), dynamic symbols included,
+// on up to two threads (the machines rootlock targets have few cores and the work is system
+// calls); FileTree's probes are thread-safe.
 std::vector<fs::ElfProbe> probe_all(const fs::FileTree& tree,
                                     const std::deque<std::string>& files) {
     std::vector<fs::ElfProbe> probes(files.size());
     std::atomic<size_t> next{0};
     auto work = [&] {
         for (size_t i = next++; i < files.size(); i = next++)
-            probes[i] = tree.probe_elf(files[i], true);
+            probes[i] = tree.probe_regular_elf(files[i], true);
     };
     const unsigned threads =
         files.size() < 64 ? 1U : std::clamp(std::thread::hardware_concurrency(), 1U, 2U);

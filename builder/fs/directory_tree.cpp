@@ -124,7 +124,8 @@ util::Result<std::string> DirectoryTree::readlink(std::string_view path) const {
     }
 }
 
-util::Result<std::vector<DirEntry>> DirectoryTree::list(std::string_view path) const {
+template <typename OnEntry>
+util::Status DirectoryTree::read_directory(std::string_view path, const OnEntry& entry) const {
     auto host = host_path(path);
     if (!host)
         return no_such_path(path);
@@ -137,20 +138,26 @@ util::Result<std::vector<DirEntry>> DirectoryTree::list(std::string_view path) c
         ::close(fd);
         return errno_error(path, saved);
     }
-    std::vector<DirEntry> entries;
     while (true) {
         errno = 0;
-        const struct dirent* entry = ::readdir(dir.get());
-        if (entry == nullptr) {
+        const struct dirent* found = ::readdir(dir.get());
+        if (found == nullptr) {
             if (errno != 0)
                 return errno_error(path, errno);
-            break;
+            return util::ok_status();
         }
-        std::string name = entry->d_name;
+        std::string_view name = found->d_name;
         if (name == "." || name == "..")
             continue;
+        entry(::dirfd(dir.get()), found->d_name, found->d_type);
+    }
+}
+
+util::Result<std::vector<DirEntry>> DirectoryTree::list(std::string_view path) const {
+    std::vector<DirEntry> entries;
+    auto status = read_directory(path, [&](int dir_fd, const char* name, unsigned char type) {
         NodeKind kind = NodeKind::other;
-        switch (entry->d_type) {
+        switch (type) {
             case DT_REG:
                 kind = NodeKind::regular;
                 break;
@@ -163,19 +170,47 @@ util::Result<std::vector<DirEntry>> DirectoryTree::list(std::string_view path) c
             case DT_UNKNOWN: {
                 // Some filesystems do not fill d_type; ask without following the entry.
                 struct stat st {};
-                if (::fstatat(::dirfd(dir.get()), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
                     kind = kind_of(st.st_mode);
-                }
                 break;
             }
             default:
                 break;
         }
-        entries.push_back(DirEntry{std::move(name), kind});
-    }
+        entries.push_back(DirEntry{name, kind});
+    });
+    if (!status.ok())
+        return status.error();
     std::sort(entries.begin(), entries.end(),
               [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
     return entries;
+}
+
+util::Result<std::vector<StatEntry>> DirectoryTree::list_stats(std::string_view path) const {
+    std::vector<StatEntry> entries;
+    auto status = read_directory(path, [&](int dir_fd, const char* name, unsigned char) {
+        struct stat st {};
+        if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            entries.push_back(StatEntry{name, to_node_stat(st)});
+    });
+    if (!status.ok())
+        return status.error();
+    std::sort(entries.begin(), entries.end(),
+              [](const StatEntry& a, const StatEntry& b) { return a.name < b.name; });
+    return entries;
+}
+
+ElfProbe DirectoryTree::probe_regular_elf(std::string_view path, bool symbols) const {
+    if (auto cached = cached_elf(path, symbols))
+        return *std::move(cached);
+    auto host = host_path(path);
+    if (!host)
+        return probe_elf(path, symbols);
+    auto source = util::FileSource::open(*host, std::string(path), O_NOFOLLOW | O_NONBLOCK);
+    if (!source.ok())
+        return probe_elf(path, symbols);
+    return probe_opened(
+        path, util::Result<std::unique_ptr<util::ByteSource>>(std::move(source).value()), symbols);
 }
 
 util::Result<std::string> DirectoryTree::read_file(std::string_view path, uint64_t max_size) const {
@@ -217,15 +252,14 @@ util::Result<std::unique_ptr<util::ByteSource>> DirectoryTree::open(std::string_
     auto host = host_path(path);
     if (!host)
         return no_such_path(path);
-    // The last component must not be a symlink on the host: lstat first. FileSource opens
-    // without O_NOFOLLOW, so a link swapped in after this check would still be followed; the
-    // trees are read-only views, and util could grow a no-follow open to close that window.
+    // The last component must not be a symlink on the host, nor a device or FIFO, which opening
+    // could act on: lstat first. O_NOFOLLOW and O_NONBLOCK cover what is swapped in after it.
     struct stat st {};
     if (::lstat(host->c_str(), &st) != 0)
         return errno_error(path, errno);
     if (!S_ISREG(st.st_mode))
         return not_regular_file(path);
-    auto source = util::FileSource::open(*host, std::string(path));
+    auto source = util::FileSource::open(*host, std::string(path), O_NOFOLLOW | O_NONBLOCK);
     if (!source.ok())
         return source.error();
     return std::unique_ptr<util::ByteSource>(std::move(source).value());

@@ -102,16 +102,38 @@ ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
     return probe;
 }
 
-ElfProbe FileTree::probe_elf(std::string_view path, bool symbols) const {
-    {
-        std::lock_guard lock(m_cache_mutex);
-        auto found = m_elf_cache.find(std::string(path));
-        // Only a parsed object can lack symbols; every other outcome is final.
-        if (found != m_elf_cache.end() && (!symbols || found->second.with_symbols ||
-                                           found->second.probe.outcome != ElfProbe::Outcome::elf)) {
-            return found->second.probe;
-        }
+util::Result<std::vector<StatEntry>> FileTree::list_stats(std::string_view path) const {
+    auto entries = list(path);
+    if (!entries.ok())
+        return entries.error();
+    const std::string prefix = path == "/" ? "/" : std::string(path) + "/";
+    std::vector<StatEntry> stats;
+    stats.reserve(entries->size());
+    for (auto& entry : *entries) {
+        if (auto stat = lstat(prefix + entry.name))
+            stats.push_back(StatEntry{std::move(entry.name), *stat});
     }
+    return stats;
+}
+
+std::optional<ElfProbe> FileTree::cached_elf(std::string_view path, bool symbols) const {
+    std::lock_guard lock(m_cache_mutex);
+    auto found = m_elf_cache.find(std::string(path));
+    // Only a parsed object can lack symbols; every other outcome is final.
+    if (found != m_elf_cache.end() && (!symbols || found->second.with_symbols ||
+                                       found->second.probe.outcome != ElfProbe::Outcome::elf)) {
+        return found->second.probe;
+    }
+    return std::nullopt;
+}
+
+ElfProbe FileTree::probe_regular_elf(std::string_view path, bool symbols) const {
+    return probe_elf(path, symbols);
+}
+
+ElfProbe FileTree::probe_elf(std::string_view path, bool symbols) const {
+    if (auto cached = cached_elf(path, symbols))
+        return *std::move(cached);
     // Missing paths and directories are not cached: the loader probes many of them (hwcaps
     // subdirectories of every search directory) and an lstat is cheaper than the memory.
     auto stat = lstat(path);
@@ -120,8 +142,13 @@ ElfProbe FileTree::probe_elf(std::string_view path, bool symbols) const {
     if (stat->kind != NodeKind::regular) {
         return ElfProbe{.outcome = ElfProbe::Outcome::not_regular, .info = {}, .error = {}};
     }
+    return probe_opened(path, open(path), symbols);
+}
+
+ElfProbe FileTree::probe_opened(std::string_view path,
+                                const util::Result<std::unique_ptr<util::ByteSource>>& source,
+                                bool symbols) const {
     ElfProbe probe;
-    auto source = open(path);
     if (source.ok()) {
         probe = probe_source(**source, symbols);
     } else {

@@ -2,6 +2,7 @@
 // thousands deep cannot exhaust the call stack.
 #include "fs/walk.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "fs/path_resolve.hpp"
@@ -19,15 +20,15 @@ void walk(const FileTree& tree, std::string_view start, const WalkVisitor& visit
     // Each frame is one directory's remaining entries, reversed so the next one is at the back.
     struct Frame {
         std::string dir;
-        std::vector<DirEntry> remaining;
+        std::vector<StatEntry> remaining;
     };
     std::vector<Frame> stack;
     auto push_dir = [&](const std::string& dir) {
-        auto entries = tree.list(dir);
+        auto entries = tree.list_stats(dir);
         if (!entries.ok())
             return;
-        std::vector<DirEntry> reversed(entries->rbegin(), entries->rend());
-        stack.push_back(Frame{dir, std::move(reversed)});
+        std::reverse(entries->begin(), entries->end());
+        stack.push_back(Frame{dir, std::move(entries).value()});
     };
     push_dir(root->path);
     while (!stack.empty()) {
@@ -35,15 +36,12 @@ void walk(const FileTree& tree, std::string_view start, const WalkVisitor& visit
             stack.pop_back();
             continue;
         }
-        DirEntry entry = std::move(stack.back().remaining.back());
+        StatEntry entry = std::move(stack.back().remaining.back());
         stack.back().remaining.pop_back();
         std::string path =
             stack.back().dir == "/" ? "/" + entry.name : stack.back().dir + "/" + entry.name;
-        auto stat = tree.lstat(path);
-        if (!stat)
-            continue;
-        visit(path, *stat);
-        if (stat->kind == NodeKind::directory)
+        visit(path, entry.stat);
+        if (entry.stat.kind == NodeKind::directory)
             push_dir(path);
     }
 }

@@ -49,9 +49,9 @@ FileSource::~FileSource() {
         ::close(m_fd);
 }
 
-Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& host_path,
-                                                     std::string name) {
-    int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& host_path, std::string name,
+                                                     int extra_flags) {
+    int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | extra_flags);
     if (fd < 0)
         return make_error(name, std::strerror(errno));
     struct stat st {};

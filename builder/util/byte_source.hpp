@@ -43,7 +43,10 @@ class MemorySource final : public ByteSource {
 class FileSource final : public ByteSource {
   public:
     // Opens `host_path`; `name` is what errors call it (usually the path inside the root).
-    static Result<std::unique_ptr<FileSource>> open(const std::string& host_path, std::string name);
+    // `extra_flags` go to open(2) beside O_RDONLY (O_NOFOLLOW, O_NONBLOCK); anything but a
+    // regular file is refused once open.
+    static Result<std::unique_ptr<FileSource>> open(const std::string& host_path, std::string name,
+                                                    int extra_flags = 0);
     ~FileSource() override;
     FileSource(const FileSource&) = delete;
     FileSource& operator=(const FileSource&) = delete;

@@ -2,6 +2,7 @@
 // that point outside on the host, identities from (dev, inode), sorted listing, exact errors.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -143,5 +144,53 @@ TEST_SUITE("rootlock::fs") {
         // A path given to probe_elf is canonical: the symlink itself is not a regular file.
         CHECK(tree->probe_elf("/link.so").outcome == ElfProbe::Outcome::not_regular);
         CHECK(tree->probe_elf("/nope.so").outcome == ElfProbe::Outcome::missing);
+    }
+
+    TEST_CASE("DirectoryTree::list_stats gives each entry what lstat gives it, sorted") {
+        TempDir root;
+        std::string first = root.write_file("d/f", "12345");
+        REQUIRE(::link(first.c_str(), (root / "d/hard").c_str()) == 0);
+        root.make_dirs("d/sub");
+        root.make_symlink("d/link", "/etc/passwd");
+        REQUIRE(::mkfifo((root / "d/fifo").c_str(), 0644) == 0);
+        auto tree = open_tree(root);
+        auto entries = tree->list_stats("/d");
+        REQUIRE(entries.ok());
+        std::vector<std::string> names;
+        for (const auto& entry : *entries) {
+            names.push_back(entry.name);
+            auto stat = tree->lstat("/d/" + entry.name);
+            REQUIRE(stat);
+            CHECK(entry.stat.kind == stat->kind);
+            CHECK(entry.stat.size == stat->size);
+            CHECK(entry.stat.mode == stat->mode);
+            CHECK(entry.stat.identity == stat->identity);
+        }
+        CHECK(names == std::vector<std::string>{"f", "fifo", "hard", "link", "sub"});
+        CHECK((*entries)[0].stat.identity == (*entries)[2].stat.identity);
+        CHECK((*entries)[1].stat.kind == NodeKind::other);
+        CHECK((*entries)[3].stat.kind == NodeKind::symlink);  // not followed to the host's file
+        CHECK_FALSE(tree->list_stats("/d/f").ok());
+        CHECK_FALSE(tree->list_stats("/d/link").ok());
+    }
+
+    TEST_CASE("DirectoryTree::probe_regular_elf answers as probe_elf, whatever the path became") {
+        TempDir root;
+        std::filesystem::copy_file(k_host_libz, root / "libz.so.1");
+        root.write_file("text", std::string(100, 'x'));
+        root.make_symlink("link.so", "libz.so.1");
+        root.make_dirs("dir.so");
+        // A FIFO where the walk saw a file: opened without O_NONBLOCK, the probe would hang.
+        REQUIRE(::mkfifo((root / "fifo.so").c_str(), 0644) == 0);
+        auto tree = open_tree(root);
+        auto probe = tree->probe_regular_elf("/libz.so.1", true);
+        REQUIRE(probe.outcome == ElfProbe::Outcome::elf);
+        CHECK(probe.info->symbols_read);
+        CHECK(tree->probe_elf("/libz.so.1", true).info == probe.info);  // one cache for both
+        CHECK(tree->probe_regular_elf("/text").outcome == ElfProbe::Outcome::not_elf);
+        CHECK(tree->probe_regular_elf("/link.so").outcome == ElfProbe::Outcome::not_regular);
+        CHECK(tree->probe_regular_elf("/dir.so").outcome == ElfProbe::Outcome::not_regular);
+        CHECK(tree->probe_regular_elf("/fifo.so").outcome == ElfProbe::Outcome::not_regular);
+        CHECK(tree->probe_regular_elf("/gone.so").outcome == ElfProbe::Outcome::missing);
     }
 }
