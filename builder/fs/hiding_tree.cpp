@@ -44,22 +44,39 @@ util::Result<std::string> HidingTree::readlink(std::string_view path) const {
     return m_base.readlink(path);
 }
 
-util::Result<std::vector<DirEntry>> HidingTree::list(std::string_view path) const {
-    if (is_hidden(path))
-        return no_such_path(path);
-    auto entries = m_base.list(path);
-    if (!entries.ok() || m_hidden.empty())
+template <typename Entry>
+std::vector<Entry> HidingTree::visible_entries(std::string_view path,
+                                               std::vector<Entry> entries) const {
+    if (m_hidden.empty())
         return entries;
-    std::vector<DirEntry> visible;
-    visible.reserve(entries->size());
+    std::vector<Entry> visible;
+    visible.reserve(entries.size());
     std::string prefix(path);
     if (prefix != "/")
         prefix += '/';
-    for (auto& entry : *entries) {
+    for (auto& entry : entries) {
         if (m_hidden.find(prefix + entry.name) == m_hidden.end())
             visible.push_back(std::move(entry));
     }
     return visible;
+}
+
+util::Result<std::vector<DirEntry>> HidingTree::list(std::string_view path) const {
+    if (is_hidden(path))
+        return no_such_path(path);
+    auto entries = m_base.list(path);
+    if (!entries.ok())
+        return entries;
+    return visible_entries(path, std::move(entries).value());
+}
+
+util::Result<std::vector<StatEntry>> HidingTree::list_stats(std::string_view path) const {
+    if (is_hidden(path))
+        return no_such_path(path);
+    auto entries = m_base.list_stats(path);
+    if (!entries.ok())
+        return entries;
+    return visible_entries(path, std::move(entries).value());
 }
 
 util::Result<std::string> HidingTree::read_file(std::string_view path, uint64_t max_size) const {
@@ -72,6 +89,12 @@ ElfProbe HidingTree::probe_elf(std::string_view path, bool symbols) const {
     if (is_hidden(path))
         return ElfProbe{.outcome = ElfProbe::Outcome::missing, .info = {}, .error = {}};
     return m_base.probe_elf(path, symbols);
+}
+
+ElfProbe HidingTree::probe_regular_elf(std::string_view path, bool symbols) const {
+    if (is_hidden(path))
+        return ElfProbe{.outcome = ElfProbe::Outcome::missing, .info = {}, .error = {}};
+    return m_base.probe_regular_elf(path, symbols);
 }
 
 util::Result<std::unique_ptr<util::ByteSource>> HidingTree::open(std::string_view path) const {

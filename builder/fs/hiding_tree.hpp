@@ -22,16 +22,23 @@ class HidingTree final : public FileTree {
     std::optional<NodeStat> lstat(std::string_view path) const override;
     util::Result<std::string> readlink(std::string_view path) const override;
     util::Result<std::vector<DirEntry>> list(std::string_view path) const override;
+    // The base's own list_stats, filtered: a DirectoryTree base keeps its per-directory fstatat.
+    util::Result<std::vector<StatEntry>> list_stats(std::string_view path) const override;
     util::Result<std::string> read_file(std::string_view path,
                                         uint64_t max_size = 64U << 20) const override;
     // Hidden paths are missing; visible ones share the base tree's parse and cache.
     ElfProbe probe_elf(std::string_view path, bool symbols = false) const override;
+    ElfProbe probe_regular_elf(std::string_view path, bool symbols = false) const override;
 
   protected:
     // Never reached: probe_elf delegates to the base, whose open() is its own business.
     util::Result<std::unique_ptr<util::ByteSource>> open(std::string_view path) const override;
 
   private:
+    // `entries` of the directory `path` without the hidden ones.
+    template <typename Entry>
+    std::vector<Entry> visible_entries(std::string_view path, std::vector<Entry> entries) const;
+
     const FileTree& m_base;
     std::set<std::string, std::less<>> m_hidden;
 };

@@ -2,9 +2,13 @@
 // list, read_file, probe_elf, resolution), and everything else reads through to the base.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
+#include "fs/directory_tree.hpp"
 #include "fs/hiding_tree.hpp"
 #include "fs/memory_tree.hpp"
 #include "fs/path_resolve.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace rootlock::fs;
 
@@ -55,5 +59,27 @@ TEST_SUITE("rootlock::fs") {
         CHECK(tree.lstat("/"));
         CHECK(tree.list("/a").value().size() == 1);
         CHECK(tree.read_file("/a/b").value() == "b");
+    }
+
+    TEST_CASE("HidingTree's stat listing and regular-file probe hide, then read the base's") {
+        rootlock::testing::TempDir root;
+        std::filesystem::create_directories(root / "lib/hidden");
+        std::filesystem::copy_file("/lib/x86_64-linux-gnu/libz.so.1", root / "lib/libz.so.1");
+        std::filesystem::copy_file("/lib/x86_64-linux-gnu/libz.so.1", root / "lib/libgone.so");
+        auto base = DirectoryTree::create(root.path());
+        REQUIRE(base.ok());
+        HidingTree tree(**base, {"/lib/hidden", "/lib/libgone.so"});
+
+        auto entries = tree.list_stats("/lib");
+        REQUIRE(entries.ok());
+        REQUIRE(entries->size() == 1);
+        CHECK((*entries)[0].name == "libz.so.1");
+        CHECK((*entries)[0].stat.identity == (*base)->lstat("/lib/libz.so.1")->identity);
+        CHECK_FALSE(tree.list_stats("/lib/hidden").ok());
+
+        CHECK(tree.probe_regular_elf("/lib/libgone.so").outcome == ElfProbe::Outcome::missing);
+        auto probe = tree.probe_regular_elf("/lib/libz.so.1", true);
+        REQUIRE(probe.outcome == ElfProbe::Outcome::elf);
+        CHECK((*base)->probe_elf("/lib/libz.so.1", true).info == probe.info);  // the base's cache
     }
 }
