@@ -62,6 +62,16 @@ def scratch():
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def fixture_index(scratch):
+    """The generated fixture index (fixtures/package_graph.py) served pypi-style on 127.0.0.1 for
+    one test module: a lock or a build with a fresh cache fetches from it."""
+    from fixtures import index_server, package_graph
+    graph = package_graph.build_graph(os.path.join(scratch, "graph"))
+    with index_server.IndexServer(graph, style="pypi") as srv:
+        yield srv
+
+
 @pytest.fixture(scope="session")
 def debian_root():
     """The cached Debian 12 root (read-only: take a copy with debian_root.copy_root)."""

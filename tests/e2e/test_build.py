@@ -55,7 +55,6 @@ import zipfile
 
 import pytest
 
-from fixtures import index_server, package_graph
 from fixtures.cli import run, run_rootlock
 from fixtures.debian_root import base_tarball, run_in_chroot
 
@@ -122,14 +121,6 @@ def replace_file(path, data):
 # The lock and the image every case starts from.
 
 @pytest.fixture(scope="module")
-def server(scratch):
-    """The fixture index, up for the whole module (a build with a fresh cache fetches from it)."""
-    graph = package_graph.build_graph(os.path.join(scratch, "graph"))
-    with index_server.IndexServer(graph, style="pypi") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
 def base():
     return base_tarball()
 
@@ -140,8 +131,8 @@ def cache(scratch):
 
 
 @pytest.fixture(scope="module")
-def lock(rootlock, scratch, server, base, cache):
-    recipe = write_recipe(os.path.join(scratch, "build.toml"), server.simple_url, base,
+def lock(rootlock, scratch, fixture_index, base, cache):
+    recipe = write_recipe(os.path.join(scratch, "build.toml"), fixture_index.simple_url, base,
                           ["app-cli"], extras=True)
     path = os.path.join(scratch, "pylock.buildtest.toml")
     proc = run_rootlock(rootlock, "lock", recipe, "-o", path, "--cache-dir", cache)
@@ -321,8 +312,8 @@ def test_d_lxc_container_runs_the_venvs_python(scratch, rootfs):
 
 # (e) a failing closure builds nothing.
 
-def test_e_failing_closure_builds_nothing(rootlock, scratch, server, base, cache):
-    broken = write_recipe(os.path.join(scratch, "broken.toml"), server.simple_url, base,
+def test_e_failing_closure_builds_nothing(rootlock, scratch, fixture_index, base, cache):
+    broken = write_recipe(os.path.join(scratch, "broken.toml"), fixture_index.simple_url, base,
                           ["broken-ext"], torch=False)
     broken_lock = os.path.join(scratch, "pylock.broken.toml")
     locked = run_rootlock(rootlock, "lock", broken, "-o", broken_lock, "--cache-dir", cache,
@@ -379,9 +370,9 @@ def reversed_links_base(work):
     return out, digest, sorted(swap.values())
 
 
-def test_h_reversed_hard_links_build_with_links_kept(rootlock, scratch, server, cache):
+def test_h_reversed_hard_links_build_with_links_kept(rootlock, scratch, fixture_index, cache):
     base_path, base_sha, names = reversed_links_base(scratch)
-    recipe = write_recipe(os.path.join(scratch, "links.toml"), server.simple_url,
+    recipe = write_recipe(os.path.join(scratch, "links.toml"), fixture_index.simple_url,
                           (base_path, base_sha), [], torch=False)
     lock_h = os.path.join(scratch, "pylock.links.toml")
     proc = run_rootlock(rootlock, "lock", recipe, "-o", lock_h, "--cache-dir", cache)
@@ -761,11 +752,12 @@ def venv_members(image):
 
 
 @pytest.fixture(scope="module")
-def frozen_by_index(rootlock, scratch, server, rootfs, lock, cache):
+def frozen_by_index(rootlock, scratch, fixture_index, rootfs, lock, cache):
     """`freeze --index --base-from LOCK` of the unpacked image's venv."""
     path = os.path.join(scratch, "pylock.frozen-index.toml")
-    proc = run_rootlock(rootlock, "freeze", "--root", rootfs, VENV, "--index", server.simple_url,
-                        "--cache-dir", cache, "--base-from", lock, "-o", path)
+    proc = run_rootlock(rootlock, "freeze", "--root", rootfs, VENV,
+                        "--index", fixture_index.simple_url, "--cache-dir", cache,
+                        "--base-from", lock, "-o", path)
     assert proc.returncode == 0, f"freeze --index: exit {proc.returncode}: {proc.stderr}"
     print("(o) " + " ".join(line for line in proc.stderr.splitlines() if "matched" in line)[-300:])
     return path

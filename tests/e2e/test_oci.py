@@ -40,7 +40,6 @@ import tarfile
 
 import pytest
 
-from fixtures import index_server, package_graph
 from fixtures.cli import run
 from fixtures.debian_root import base_tarball
 
@@ -156,30 +155,26 @@ def tools():
 
 
 @pytest.fixture(scope="module")
-def server(scratch):
-    """The fixture index, up for the whole module: builds with a fresh cache fetch from it."""
-    graph = package_graph.build_graph(os.path.join(scratch, "graph"))
-    with index_server.IndexServer(graph, style="pypi") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
 def cache(scratch):
     return os.path.join(scratch, "cache")
 
 
-@pytest.fixture(scope="module")
-def locks(rootlock, scratch, server, cache):
+def lock_web_router_versions(rootlock, scratch, index_url, cache):
     """{"1.0.0": path, "1.2.0": path}: the recipe locked with each web-router."""
     base = base_tarball()
     out = {}
     for version in ("1.0.0", "1.2.0"):
-        recipe = write_recipe(os.path.join(scratch, f"oci-{version}.toml"), server.simple_url,
+        recipe = write_recipe(os.path.join(scratch, f"oci-{version}.toml"), index_url,
                               base, ["app-cli", f"web-router=={version}"])
         out[version] = os.path.join(scratch, f"pylock.oci-{version}.toml")
         proc = run([rootlock, "lock", recipe, "-o", out[version], "--cache-dir", cache])
         assert proc.returncode == 0, f"lock {version}: {proc.stderr}"
     return out
+
+
+@pytest.fixture(scope="module")
+def locks(rootlock, scratch, fixture_index, cache):
+    return lock_web_router_versions(rootlock, scratch, fixture_index.simple_url, cache)
 
 
 # (a) three outputs of one lock.

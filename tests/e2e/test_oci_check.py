@@ -25,10 +25,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_oci import build, write_recipe  # noqa: E402  (the same recipe and build helper)
-from fixtures import index_server, package_graph  # noqa: E402
+from test_oci import build, lock_web_router_versions  # noqa: E402  (the same recipe and build)
 from fixtures.cli import run, run_rootlock  # noqa: E402
-from fixtures.debian_root import base_tarball  # noqa: E402
 
 # Candidates for the library the planted whiteout removes: needed by the base's python3.11.
 LIBDIR = "usr/lib/x86_64-linux-gnu"
@@ -127,29 +125,14 @@ def tools():
 
 
 @pytest.fixture(scope="module")
-def server(scratch):
-    graph = package_graph.build_graph(os.path.join(scratch, "graph"))
-    with index_server.IndexServer(graph, style="pypi") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
 def cache(scratch):
     return os.path.join(scratch, "cache")
 
 
 @pytest.fixture(scope="module")
-def locks(rootlock, scratch, server, cache):
-    """{"1.0.0": path, "1.2.0": path}: test_oci.py's recipe locked with each web-router."""
-    base = base_tarball()
-    out = {}
-    for version in ("1.0.0", "1.2.0"):
-        recipe = write_recipe(os.path.join(scratch, f"oci-{version}.toml"), server.simple_url,
-                              base, ["app-cli", f"web-router=={version}"])
-        out[version] = os.path.join(scratch, f"pylock.oci-{version}.toml")
-        proc = run_rootlock(rootlock, "lock", recipe, "-o", out[version], "--cache-dir", cache)
-        assert proc.returncode == 0, f"lock {version}: {proc.stderr}"
-    return out
+def locks(rootlock, scratch, fixture_index, cache):
+    """test_oci.py's recipe locked with each web-router."""
+    return lock_web_router_versions(rootlock, scratch, fixture_index.simple_url, cache)
 
 
 def built(rootlock, lock, output, cache):

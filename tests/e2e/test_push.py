@@ -36,6 +36,7 @@ import pytest
 from fixtures import index_server, package_graph
 from fixtures.cli import run, run_rootlock
 from fixtures.debian_root import base_tarball
+from fixtures.recipes import tarball_recipe
 from fixtures.registry import DroppingProxy, Registry
 
 USER, PASSWORD = "alice", "secret"
@@ -43,15 +44,7 @@ BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 
 
 def write_recipe(path, index_url, base, requires):
-    base_path, base_sha = base
-    with open(path, "w") as f:
-        f.write(f'[image]\nname = "pushtest"\n\n'
-                f'[base]\ntarball = "{base_path}"\nsha256 = "{base_sha}"\n\n'
-                '[python]\nversion = "3.11"\n\n'
-                '[torch]\nversion = "2.8.0"\ncuda = "12.8"\n\n[cuda]\ndriver = "570.133.07"\n\n'
-                f'[[index]]\nname = "fixture"\nurl = "{index_url}"\n\n'
-                f'[packages]\nrequires = {json.dumps(requires)}\n')
-    return path
+    return tarball_recipe(path, "pushtest", index_url, base, requires)
 
 
 def push(rootlock, image, reference, cache, env, extra=()):
