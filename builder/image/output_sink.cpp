@@ -1,9 +1,10 @@
-// OutputSink: a bounded queue of byte blocks, drained by one thread that hashes and writes.
+// OutputSink: a bounded queue of byte blocks that a hashing thread and a writing thread each
+// walk in order.
 #include "image/output_sink.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "fs/tree_errors.hpp"
@@ -11,7 +12,11 @@
 namespace rootlock::image {
 
 OutputSink::OutputSink(int fd, std::string host_path)
-    : m_host_path(std::move(host_path)), m_fd(fd), m_thread([this] { run(); }) {}
+    : m_host_path(std::move(host_path)),
+      m_fd(fd),
+      m_file(fd, m_host_path),
+      m_hasher([this] { run_hasher(); }),
+      m_writer([this] { run_writer(); }) {}
 
 OutputSink::~OutputSink() {
     {
@@ -20,8 +25,10 @@ OutputSink::~OutputSink() {
         m_closing = true;
     }
     m_changed.notify_all();
-    if (m_thread.joinable())
-        m_thread.join();
+    if (m_hasher.joinable())
+        m_hasher.join();
+    if (m_writer.joinable())
+        m_writer.join();
     if (m_fd >= 0)
         ::close(m_fd);
 }
@@ -58,9 +65,12 @@ util::Result<util::Sha256Digest> OutputSink::finish() {
         m_closing = true;
     }
     m_changed.notify_all();
-    m_thread.join();
+    m_hasher.join();
+    m_writer.join();
     if (m_error)
         return *m_error;
+    if (auto flushed = m_file.flush(); !flushed.ok())
+        return flushed.error();
     if (::fsync(m_fd) != 0)
         return util::make_error(m_host_path, fs::errno_text(errno));
     const int fd = m_fd;
@@ -70,53 +80,49 @@ util::Result<util::Sha256Digest> OutputSink::finish() {
     return m_hash.digest();
 }
 
-util::Status OutputSink::write_all(std::span<const std::byte> bytes) {
-    size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t count = ::write(m_fd, bytes.data() + done, bytes.size() - done);
-        if (count < 0 && errno == EINTR)
-            continue;
-        if (count <= 0)
-            return util::make_error(m_host_path, fs::errno_text(count < 0 ? errno : EIO));
-        done += static_cast<size_t>(count);
-    }
-    return util::ok_status();
+const std::vector<std::byte>* OutputSink::next_block(uint64_t next) {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return m_closing || next < m_front + m_queue.size(); });
+    if (m_abandon || next >= m_front + m_queue.size())
+        return nullptr;
+    return &m_queue[next - m_front];
 }
 
-void OutputSink::run() {
-    while (true) {
-        std::vector<std::byte> block;
-        {
-            std::unique_lock lock(m_mutex);
-            m_changed.wait(lock, [&] { return m_closing || !m_queue.empty(); });
-            if (m_abandon || m_queue.empty())
-                return;
-            block = std::move(m_queue.front());
+void OutputSink::done_with(uint64_t& next) {
+    {
+        std::lock_guard lock(m_mutex);
+        ++next;
+        while (!m_queue.empty() && m_front < std::min(m_next_to_hash, m_next_to_write)) {
+            m_queued -= m_queue.front().size();
             m_queue.pop_front();
+            ++m_front;
         }
-        m_hash.update(block);
-        util::Status written = write_all(block);
-        m_written += block.size();
-        if (written.ok() && m_written - m_flushed >= k_flush_every) {
-            // Starts writeback of what is written so far without waiting for it, so that the
-            // final fsync finds little left to do. Only a hint: its errors are fsync's to report.
-            (void)::sync_file_range(m_fd, static_cast<off_t>(m_flushed),
-                                    static_cast<off_t>(m_written - m_flushed),
-                                    SYNC_FILE_RANGE_WRITE);
-            m_flushed = m_written;
-        }
-        {
-            std::lock_guard lock(m_mutex);
-            m_queued -= block.size();
-            if (!written.ok()) {
+    }
+    m_changed.notify_all();
+}
+
+void OutputSink::run_hasher() {
+    while (const std::vector<std::byte>* block = next_block(m_next_to_hash)) {
+        m_hash.update(*block);
+        done_with(m_next_to_hash);
+    }
+}
+
+void OutputSink::run_writer() {
+    while (const std::vector<std::byte>* block = next_block(m_next_to_write)) {
+        util::Status written = m_file.write(*block);
+        if (!written.ok()) {
+            {
+                std::lock_guard lock(m_mutex);
                 m_error = written.error();
-                m_queue.clear();
-                m_queued = 0;
+                // Nothing more is written or hashed: the threads end and write() stops waiting.
+                m_abandon = true;
+                m_closing = true;
             }
-        }
-        m_changed.notify_all();
-        if (!written.ok())
+            m_changed.notify_all();
             return;
+        }
+        done_with(m_next_to_write);
     }
 }
 

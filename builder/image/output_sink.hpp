@@ -1,6 +1,7 @@
-// OutputSink: where the image's compressed bytes go. A thread of its own writes them to the file
-// and hashes them on the way, so the thread that inflates and tars never waits on the disk and
-// the image is never read back to learn its sha256.
+// OutputSink: where the image's compressed bytes go. Two threads of its own take each block, one
+// hashing it and one writing it to the file (through FileWriter), so the thread that inflates
+// and tars never waits on the disk, the disk never waits on the hash, and the image is never
+// read back to learn its sha256.
 #pragma once
 
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "image/file_writer.hpp"
 #include "util/result.hpp"
 #include "util/sha256.hpp"
 
@@ -24,12 +26,12 @@ class OutputSink {
     // Takes `fd` (open for writing) and closes it in finish() or the destructor. `host_path`
     // names the file in errors ("HOST_PATH: No space left on device").
     OutputSink(int fd, std::string host_path);
-    // Stops the writer thread; bytes still queued are dropped, the file is closed unsynced.
+    // Stops the threads; bytes still queued are dropped, the file is closed unsynced.
     ~OutputSink();
     OutputSink(const OutputSink&) = delete;
     OutputSink& operator=(const OutputSink&) = delete;
 
-    // Queues a copy of `bytes`; blocks while k_max_queued bytes wait. An error the writer thread
+    // Queues a copy of `bytes`; blocks while k_max_queued bytes wait. An error the writing thread
     // met (a full disk) is returned by this call or a later one, and by finish().
     util::Status write(std::span<const std::byte> bytes);
     // The same, taking the block itself instead of a copy (a whole compressed frame).
@@ -41,30 +43,42 @@ class OutputSink {
     // thread only.
     uint64_t accepted() const { return m_accepted; }
 
+    // Whether the file is written past the page cache (see FileWriter).
+    bool direct() const { return m_file.direct(); }
+
     // The queue's bound: a few of libarchive's output blocks, far below the memory aim.
     static constexpr size_t k_max_queued = size_t{16} << 20;
-    // How much is written between two requests to start writeback.
-    static constexpr uint64_t k_flush_every = uint64_t{32} << 20;
 
   private:
-    void run();
-    util::Status write_all(std::span<const std::byte> bytes);
+    // Blocks are numbered from 0 in the order write() took them; each thread keeps the number
+    // of the next block it will take (`next`), and a block leaves the queue once both are past
+    // it. The deque keeps its elements in place, so a thread reads its block unlocked.
+    void run_hasher();
+    void run_writer();
+    // The block numbered `next`, waiting for it; null once the sink is closing with nothing
+    // left for this thread, or abandoned.
+    const std::vector<std::byte>* next_block(uint64_t next);
+    // Moves `next` past the block just done and drops the blocks both threads are past.
+    void done_with(uint64_t& next);
 
     std::string m_host_path;
     int m_fd;
-    util::Sha256 m_hash;
+    FileWriter m_file;    // the writing thread's own
+    util::Sha256 m_hash;  // the hashing thread's own until both are joined
     std::mutex m_mutex;
     std::condition_variable m_changed;
     std::deque<std::vector<std::byte>> m_queue;
+    uint64_t m_front = 0;  // the number of m_queue's first block
+    uint64_t m_next_to_hash = 0;
+    uint64_t m_next_to_write = 0;
     size_t m_queued = 0;
-    uint64_t m_written = 0;   // bytes written to the file (the thread's own)
     uint64_t m_accepted = 0;  // bytes write() queued (the caller's)
-    uint64_t m_flushed = 0;   // bytes whose writeback was started
-    bool m_closing = false;   // no more writes: the thread drains the queue and ends
-    bool m_abandon = false;   // the destructor: the thread ends without draining
+    bool m_closing = false;   // no more writes: the threads drain the queue and end
+    bool m_abandon = false;   // the destructor: the threads end without draining
     bool m_finished = false;
-    std::optional<util::Error> m_error;  // the first error the thread met
-    std::thread m_thread;
+    std::optional<util::Error> m_error;  // the first error the writing thread met
+    std::thread m_hasher;
+    std::thread m_writer;
 };
 
 }  // namespace rootlock::image
