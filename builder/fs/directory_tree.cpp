@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <optional>
 
 #include "fs/path_resolve.hpp"
 #include "fs/tree_errors.hpp"
@@ -36,15 +38,18 @@ NodeKind kind_of(mode_t mode) {
     return NodeKind::other;
 }
 
+uint64_t identity_of(dev_t device, ino_t inode) {
+    const uint64_t identity =
+        mix64(mix64(static_cast<uint64_t>(device)) ^ static_cast<uint64_t>(inode));
+    return identity == 0 ? 1 : identity;
+}
+
 NodeStat to_node_stat(const struct stat& st) {
     NodeStat stat;
     stat.kind = kind_of(st.st_mode);
     stat.size = static_cast<uint64_t>(st.st_size);
     stat.mode = static_cast<uint32_t>(st.st_mode) & 07777U;
-    stat.identity =
-        mix64(mix64(static_cast<uint64_t>(st.st_dev)) ^ static_cast<uint64_t>(st.st_ino));
-    if (stat.identity == 0)
-        stat.identity = 1;
+    stat.identity = identity_of(st.st_dev, st.st_ino);
     return stat;
 }
 
@@ -149,15 +154,16 @@ util::Status DirectoryTree::read_directory(std::string_view path, const OnEntry&
         std::string_view name = found->d_name;
         if (name == "." || name == "..")
             continue;
-        entry(::dirfd(dir.get()), found->d_name, found->d_type);
+        entry(::dirfd(dir.get()), *found);
     }
 }
 
 util::Result<std::vector<DirEntry>> DirectoryTree::list(std::string_view path) const {
     std::vector<DirEntry> entries;
-    auto status = read_directory(path, [&](int dir_fd, const char* name, unsigned char type) {
+    auto status = read_directory(path, [&](int dir_fd, const struct dirent& found) {
+        const char* name = found.d_name;
         NodeKind kind = NodeKind::other;
-        switch (type) {
+        switch (found.d_type) {
             case DT_REG:
                 kind = NodeKind::regular;
                 break;
@@ -188,10 +194,39 @@ util::Result<std::vector<DirEntry>> DirectoryTree::list(std::string_view path) c
 
 util::Result<std::vector<StatEntry>> DirectoryTree::list_stats(std::string_view path) const {
     std::vector<StatEntry> entries;
-    auto status = read_directory(path, [&](int dir_fd, const char* name, unsigned char) {
-        struct stat st {};
-        if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            entries.push_back(StatEntry{name, to_node_stat(st)});
+    // Every entry but a mount point (a directory, whose identity the walk does not use) lives
+    // on the directory's own device.
+    std::optional<dev_t> device;
+    auto status = read_directory(path, [&](int dir_fd, const struct dirent& found) {
+        NodeStat stat;
+        switch (found.d_type) {
+            case DT_REG:
+                stat.kind = NodeKind::regular;
+                break;
+            case DT_DIR:
+                stat.kind = NodeKind::directory;
+                break;
+            case DT_LNK:
+                stat.kind = NodeKind::symlink;
+                break;
+            case DT_UNKNOWN: {
+                struct stat st {};
+                if (::fstatat(dir_fd, found.d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                    entries.push_back(StatEntry{found.d_name, to_node_stat(st)});
+                return;
+            }
+            default:
+                break;  // a device, FIFO or socket: `other`
+        }
+        if (!device) {
+            struct stat st {};
+            if (::fstat(dir_fd, &st) != 0)
+                return;  // identities stay unknown (0)
+            device = st.st_dev;
+        }
+        stat.size = NodeStat::k_unknown_size;
+        stat.identity = identity_of(*device, found.d_ino);
+        entries.push_back(StatEntry{found.d_name, stat});
     });
     if (!status.ok())
         return status.error();
@@ -206,7 +241,22 @@ ElfProbe DirectoryTree::probe_regular_elf(std::string_view path, bool symbols) c
     auto host = host_path(path);
     if (!host)
         return probe_elf(path, symbols);
-    auto source = util::FileSource::open(*host, std::string(path), O_NOFOLLOW | O_NONBLOCK);
+    const int fd = ::open(host->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return probe_elf(path, symbols);
+    std::array<std::byte, k_elf_header_size> head{};
+    ssize_t got = 0;
+    do {
+        got = ::pread(fd, head.data(), head.size(), 0);
+    } while (got < 0 && errno == EINTR);
+    // pread(2) of a regular file stops short only at its end.
+    if (got >= 0) {
+        if (auto settled = classify_head(std::span(head).first(static_cast<size_t>(got)))) {
+            ::close(fd);
+            return *std::move(settled);
+        }
+    }
+    auto source = util::FileSource::adopt(fd, std::string(path));
     if (!source.ok())
         return probe_elf(path, symbols);
     return probe_opened(

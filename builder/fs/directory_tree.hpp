@@ -23,10 +23,13 @@ class DirectoryTree final : public FileTree {
     std::optional<NodeStat> lstat(std::string_view path) const override;
     util::Result<std::string> readlink(std::string_view path) const override;
     util::Result<std::vector<DirEntry>> list(std::string_view path) const override;
-    // Each entry's lstat is an fstatat(2) on the open directory: one name looked up, not a path.
+    // Kinds from d_type, identities from d_ino and the directory's device: one fstat(2) per
+    // directory. Only an entry whose kind the filesystem leaves out is fstatat(2)ed.
     util::Result<std::vector<StatEntry>> list_stats(std::string_view path) const override;
-    // Opens with O_NOFOLLOW | O_NONBLOCK and fstat(2)s what opened, without the lstat before: a
-    // path that is no longer a regular file goes to probe_elf(), which classifies it.
+    // Opens with O_NOFOLLOW | O_NONBLOCK and reads the header, without the lstat before: a file
+    // that is too short or not ELF (most of a root) is settled by those bytes alone; an ELF
+    // header is fstat(2)ed and parsed. A path that no longer opens goes to probe_elf(), which
+    // classifies it.
     ElfProbe probe_regular_elf(std::string_view path, bool symbols = false) const override;
     util::Result<std::string> read_file(std::string_view path,
                                         uint64_t max_size = 64U << 20) const override;
@@ -38,7 +41,7 @@ class DirectoryTree final : public FileTree {
     explicit DirectoryTree(std::string host_root) : m_host_root(std::move(host_root)) {}
     // host_root + the normalized path; nullopt for a path holding a NUL byte.
     std::optional<std::string> host_path(std::string_view path) const;
-    // Calls `entry(dir_fd, name, d_type)` for each entry but "." and "..".
+    // Calls `entry(dir_fd, dirent)` for each entry but "." and "..".
     template <typename OnEntry>
     util::Status read_directory(std::string_view path, const OnEntry& entry) const;
 

@@ -18,7 +18,6 @@ namespace {
 // glibc's open_verify reads sizeof(ElfW(Ehdr)) bytes before anything else and stops with "file
 // too short" when fewer arrive. Every target rootlock checks runs a 64-bit ld.so, whose header
 // is 64 bytes (an ELF32 header is 52), so a 60-byte file is "too short" there, not "invalid".
-constexpr uint64_t k_min_elf_header_size = 64;
 
 }  // namespace
 
@@ -72,24 +71,33 @@ uint8_t ident_class_of(std::span<const std::byte> head) {
     return static_cast<uint8_t>(head[4]);
 }
 
-ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
+std::optional<ElfProbe> classify_head(std::span<const std::byte> head) {
     ElfProbe probe;
-    if (source.size() < k_min_elf_header_size) {
+    if (head.size() < k_elf_header_size) {
         probe.outcome = ElfProbe::Outcome::too_short;
         probe.error = "file too short";
         return probe;
     }
-    std::array<std::byte, 16> magic{};
+    if (!elf::has_elf_magic(head)) {
+        probe.outcome = ElfProbe::Outcome::not_elf;
+        probe.error = "invalid ELF header";
+        return probe;
+    }
+    return std::nullopt;
+}
+
+ElfProbe probe_source(const util::ByteSource& source, bool symbols) {
+    ElfProbe probe;
+    std::array<std::byte, k_elf_header_size> magic{};
+    if (source.size() < magic.size())  // the length settles it, nothing need be read
+        return *classify_head(std::span(magic).first(static_cast<size_t>(source.size())));
     if (auto status = source.read_at(0, magic); !status.ok()) {
         probe.outcome = ElfProbe::Outcome::malformed;
         probe.error = status.error().text();
         return probe;
     }
-    if (!elf::has_elf_magic(magic)) {
-        probe.outcome = ElfProbe::Outcome::not_elf;
-        probe.error = "invalid ELF header";
-        return probe;
-    }
+    if (auto settled = classify_head(magic))
+        return *std::move(settled);
     probe.ident_class = ident_class_of(magic);
     auto info = elf::read_elf(source, elf::ReadOptions{.symbols = symbols});
     if (!info.ok()) {

@@ -11,9 +11,6 @@ namespace rootlock::fs {
 
 namespace {
 
-// ld.so reads a 64-byte header first; a shorter file is "too short", as in probe_source.
-constexpr uint64_t k_min_elf_header_size = 64;
-
 // Added identities start here: TarTree and MemoryTree count up from 1, and DirectoryTree's are
 // hashes of (dev, inode), which meet these no more often than they meet each other.
 constexpr uint64_t k_first_identity = uint64_t{1} << 62;
@@ -157,7 +154,7 @@ ElfProbe OverlayTree::probe_elf(std::string_view path, bool symbols) const {
     } else if (!node->elf_error.empty()) {
         probe.outcome = ElfProbe::Outcome::malformed;
         probe.error = node->elf_error;
-    } else if (node->size < k_min_elf_header_size) {
+    } else if (node->size < k_elf_header_size) {
         probe.outcome = ElfProbe::Outcome::too_short;
         probe.error = "file too short";
     } else {

@@ -54,6 +54,10 @@ Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& host_pat
     int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | extra_flags);
     if (fd < 0)
         return make_error(name, std::strerror(errno));
+    return adopt(fd, std::move(name));
+}
+
+Result<std::unique_ptr<FileSource>> FileSource::adopt(int fd, std::string name) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         int saved = errno;

@@ -47,6 +47,9 @@ class FileSource final : public ByteSource {
     // regular file is refused once open.
     static Result<std::unique_ptr<FileSource>> open(const std::string& host_path, std::string name,
                                                     int extra_flags = 0);
+    // Takes `fd`, already open for reading (closed on failure too): refused unless a regular
+    // file.
+    static Result<std::unique_ptr<FileSource>> adopt(int fd, std::string name);
     ~FileSource() override;
     FileSource(const FileSource&) = delete;
     FileSource& operator=(const FileSource&) = delete;
