@@ -2,7 +2,6 @@
 #include "image/frame_cache.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,25 +18,9 @@ std::string FrameCache::path_of(const std::string& key) const {
     return m_root + "/" + frame_codec_name(m_codec) + "/" + key.substr(0, 2) + "/" + key;
 }
 
-std::optional<std::vector<std::byte>> FrameCache::load(const std::string& key) const {
-    const int fd = ::open(path_of(key).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return std::nullopt;
-    struct stat info {};
-    std::vector<std::byte> frame;
-    if (::fstat(fd, &info) == 0 && info.st_size > 0) {
-        frame.resize(static_cast<size_t>(info.st_size));
-        size_t done = 0;
-        while (done < frame.size()) {
-            const ssize_t got = ::read(fd, frame.data() + done, frame.size() - done);
-            if (got <= 0)
-                break;
-            done += static_cast<size_t>(got);
-        }
-        frame.resize(done);
-    }
-    ::close(fd);
-    if (!is_whole_frame(m_codec, frame))
+std::optional<util::MappedFile> FrameCache::load(const std::string& key) const {
+    auto frame = util::MappedFile::open(path_of(key));
+    if (!frame || !is_whole_frame(m_codec, frame->bytes()))
         return std::nullopt;
     return frame;
 }

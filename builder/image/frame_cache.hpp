@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "image/frame_codec.hpp"
+#include "util/mapped_file.hpp"
 
 namespace rootlock::image {
 
@@ -24,8 +25,11 @@ class FrameCache {
     FrameCache(const std::string& cache_dir, FrameCodec codec);
 
     FrameCodec codec() const { return m_codec; }
-    // The frame stored under `key`, or nullopt when absent, unreadable or not one whole frame.
-    std::optional<std::vector<std::byte>> load(const std::string& key) const;
+    // The frame stored under `key`, mapped, or nullopt when absent, unreadable or not one whole
+    // frame. Mapped rather than read: a rebuild hands hundreds of MB of cached frames on, and a
+    // buffer would be zeroed and filled for each. Safe because a cache file is never changed in
+    // place, only replaced by rename or unlinked, which leave a mapping intact.
+    std::optional<util::MappedFile> load(const std::string& key) const;
     // Stores `frame` under `key` (a temporary file renamed into place); failures are ignored.
     void store(const std::string& key, std::span<const std::byte> frame) const;
     // Records `keys` as what the image at `image_path` holds, then deletes the frames (of

@@ -57,20 +57,23 @@ util::Status FrameStream::drain(size_t keep) {
     // Frames that are done go out at once; beyond `keep` in flight, the oldest is waited for.
     while (!m_pending.empty()) {
         Pending& front = m_pending.front();
-        if (!front.ready) {
-            const bool done =
-                front.done.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-            if (!done && m_pending.size() <= keep)
-                break;
-            front.done.get();
-            if (front.job->error) {
-                util::Error error = *front.job->error;
-                m_pending.pop_front();
-                return error;
-            }
-            front.ready = std::move(front.job->frame);
+        if (front.cached) {
+            util::MappedFile frame = std::move(*front.cached);
+            m_pending.pop_front();
+            if (auto written = m_sink.write(std::move(frame)); !written.ok())
+                return written;
+            continue;
         }
-        std::vector<std::byte> bytes = std::move(*front.ready);
+        const bool done = front.done.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+        if (!done && m_pending.size() <= keep)
+            break;
+        front.done.get();
+        if (front.job->error) {
+            util::Error error = *front.job->error;
+            m_pending.pop_front();
+            return error;
+        }
+        std::vector<std::byte> bytes = std::move(front.job->frame);
         m_pending.pop_front();
         if (auto written = m_sink.write(std::move(bytes)); !written.ok())
             return written;
@@ -86,7 +89,7 @@ util::Result<bool> FrameStream::begin(const std::string& key) {
     if (m_cache != nullptr && !key.empty()) {
         if (auto frame = m_cache->load(key)) {
             Pending pending;
-            pending.ready = std::move(*frame);
+            pending.cached = std::move(*frame);
             m_pending.push_back(std::move(pending));
             m_reusing = true;
             ++m_reused;

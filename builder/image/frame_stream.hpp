@@ -52,7 +52,7 @@ class FrameStream {
         std::optional<util::Error> error;
     };
     struct Pending {
-        std::optional<std::vector<std::byte>> ready;  // a cached frame
+        std::optional<util::MappedFile> cached;  // a frame from the cache
         std::shared_ptr<Job> job;
         std::future<void> done;
     };

@@ -38,17 +38,25 @@ util::Status OutputSink::write(std::span<const std::byte> bytes) {
 }
 
 util::Status OutputSink::write(std::vector<std::byte>&& bytes) {
+    return enqueue(Block{std::move(bytes), std::nullopt});
+}
+
+util::Status OutputSink::write(util::MappedFile&& mapped) {
+    return enqueue(Block{{}, std::move(mapped)});
+}
+
+util::Status OutputSink::enqueue(Block&& block) {
+    const size_t size = block.bytes().size();
     std::unique_lock lock(m_mutex);
     if (m_finished)
         return util::make_error(m_host_path, "written after the end (a bug)");
     // A block larger than the bound still goes in, alone, so that nothing waits forever.
     m_changed.wait(lock, [&] {
-        return m_error.has_value() || m_queued == 0 || m_queued + bytes.size() <= k_max_queued;
+        return m_error.has_value() || m_queued == 0 || m_queued + size <= k_max_queued;
     });
     if (m_error)
         return *m_error;
-    const size_t size = bytes.size();
-    m_queue.push_back(std::move(bytes));
+    m_queue.push_back(std::move(block));
     m_queued += size;
     m_accepted += size;
     lock.unlock();
@@ -80,7 +88,7 @@ util::Result<util::Sha256Digest> OutputSink::finish() {
     return m_hash.digest();
 }
 
-const std::vector<std::byte>* OutputSink::next_block(uint64_t next) {
+const OutputSink::Block* OutputSink::next_block(uint64_t next) {
     std::unique_lock lock(m_mutex);
     m_changed.wait(lock, [&] { return m_closing || next < m_front + m_queue.size(); });
     if (m_abandon || next >= m_front + m_queue.size())
@@ -93,7 +101,7 @@ void OutputSink::done_with(uint64_t& next) {
         std::lock_guard lock(m_mutex);
         ++next;
         while (!m_queue.empty() && m_front < std::min(m_next_to_hash, m_next_to_write)) {
-            m_queued -= m_queue.front().size();
+            m_queued -= m_queue.front().bytes().size();
             m_queue.pop_front();
             ++m_front;
         }
@@ -102,15 +110,15 @@ void OutputSink::done_with(uint64_t& next) {
 }
 
 void OutputSink::run_hasher() {
-    while (const std::vector<std::byte>* block = next_block(m_next_to_hash)) {
-        m_hash.update(*block);
+    while (const Block* block = next_block(m_next_to_hash)) {
+        m_hash.update(block->bytes());
         done_with(m_next_to_hash);
     }
 }
 
 void OutputSink::run_writer() {
-    while (const std::vector<std::byte>* block = next_block(m_next_to_write)) {
-        util::Status written = m_file.write(*block);
+    while (const Block* block = next_block(m_next_to_write)) {
+        util::Status written = m_file.write(block->bytes());
         if (!written.ok()) {
             {
                 std::lock_guard lock(m_mutex);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "image/file_writer.hpp"
+#include "util/mapped_file.hpp"
 #include "util/result.hpp"
 #include "util/sha256.hpp"
 
@@ -36,6 +37,8 @@ class OutputSink {
     util::Status write(std::span<const std::byte> bytes);
     // The same, taking the block itself instead of a copy (a whole compressed frame).
     util::Status write(std::vector<std::byte>&& bytes);
+    // The same for a mapped file (a frame from the cache), unmapped once written and hashed.
+    util::Status write(util::MappedFile&& mapped);
     // Waits for every queued byte to be written, fsyncs and closes the file. Once: later calls
     // give an error.
     util::Result<util::Sha256Digest> finish();
@@ -50,6 +53,16 @@ class OutputSink {
     static constexpr size_t k_max_queued = size_t{16} << 20;
 
   private:
+    // A queued block: bytes of its own, or a mapping of a cached frame.
+    struct Block {
+        std::vector<std::byte> owned;
+        std::optional<util::MappedFile> mapped;
+        std::span<const std::byte> bytes() const {
+            return mapped ? mapped->bytes() : std::span<const std::byte>(owned);
+        }
+    };
+    util::Status enqueue(Block&& block);
+
     // Blocks are numbered from 0 in the order write() took them; each thread keeps the number
     // of the next block it will take (`next`), and a block leaves the queue once both are past
     // it. The deque keeps its elements in place, so a thread reads its block unlocked.
@@ -57,7 +70,7 @@ class OutputSink {
     void run_writer();
     // The block numbered `next`, waiting for it; null once the sink is closing with nothing
     // left for this thread, or abandoned.
-    const std::vector<std::byte>* next_block(uint64_t next);
+    const Block* next_block(uint64_t next);
     // Moves `next` past the block just done and drops the blocks both threads are past.
     void done_with(uint64_t& next);
 
@@ -67,7 +80,7 @@ class OutputSink {
     util::Sha256 m_hash;  // the hashing thread's own until both are joined
     std::mutex m_mutex;
     std::condition_variable m_changed;
-    std::deque<std::vector<std::byte>> m_queue;
+    std::deque<Block> m_queue;
     uint64_t m_front = 0;  // the number of m_queue's first block
     uint64_t m_next_to_hash = 0;
     uint64_t m_next_to_write = 0;
