@@ -248,6 +248,7 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
         out["compiled"] = outcome->compiled;
         if (outcome->frames > 0)
             out["frames"] = {{"written", outcome->frames}, {"reused", outcome->frames_reused}};
+        out["unchanged"] = outcome->unchanged;
         out["sbom"] = outcome->sbom_path;
         out["check"] = report;
         if (collected != nullptr)
@@ -263,7 +264,12 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
                static_cast<double>(outcome->size) / (1 << 20), outcome->entries, outcome->sha256,
                outcome->report.objects,
                outcome->report.ok ? "every library and version found" : "BROKEN (--allow-broken)");
-    if (outcome->frames > 0)
+    if (outcome->unchanged)
+        fmt::print(
+            "  unchanged: the image there was built from the same {} frames and is "
+            "untouched since, so it was kept\n",
+            outcome->frames);
+    else if (outcome->frames > 0)
         fmt::print("  frames: {} of {} copied from the cache, the rest compressed\n",
                    outcome->frames_reused, outcome->frames);
     if (outcome->compiled > 0)

@@ -6,7 +6,6 @@
 
 #include <atomic>
 
-#include "image/cache_listing.hpp"
 #include "util/atomic_file.hpp"
 
 namespace rootlock::image {
@@ -49,9 +48,14 @@ void FrameCache::store(const std::string& key, std::span<const std::byte> frame)
         ::unlink(temporary.c_str());
 }
 
-void FrameCache::keep_only_used(const std::string& image_path,
-                                const std::vector<std::string>& keys) const {
-    keep_listed(m_root, image_path, keys, {"zstd", "gzip"});
+void FrameCache::keep_only_used(const std::string& image_path, const std::vector<std::string>& keys,
+                                const ListedImage* built) const {
+    keep_listed(m_root, image_path, keys, {"zstd", "gzip"}, built);
+}
+
+std::optional<ListedImage> FrameCache::unchanged_image(const std::string& image_path,
+                                                       const std::vector<std::string>& keys) const {
+    return listed_image(m_root, image_path, keys);
 }
 
 }  // namespace rootlock::image

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "image/cache_listing.hpp"
 #include "image/frame_codec.hpp"
 #include "util/mapped_file.hpp"
 
@@ -32,9 +33,15 @@ class FrameCache {
     std::optional<util::MappedFile> load(const std::string& key) const;
     // Stores `frame` under `key` (a temporary file renamed into place); failures are ignored.
     void store(const std::string& key, std::span<const std::byte> frame) const;
-    // Records `keys` as what the image at `image_path` holds, then deletes the frames (of
-    // every codec) that no recorded image holds. Failures are ignored.
-    void keep_only_used(const std::string& image_path, const std::vector<std::string>& keys) const;
+    // Records `keys` as what the image at `image_path` holds (and, with `built`, the file
+    // itself: see cache_listing.hpp), then deletes the frames (of every codec) that no recorded
+    // image holds. Failures are ignored.
+    void keep_only_used(const std::string& image_path, const std::vector<std::string>& keys,
+                        const ListedImage* built = nullptr) const;
+    // The image at `image_path` when the last build there wrote exactly `keys` and the file is
+    // untouched since: a rebuild of the same frames keeps it instead of writing it again.
+    std::optional<ListedImage> unchanged_image(const std::string& image_path,
+                                               const std::vector<std::string>& keys) const;
 
   private:
     std::string path_of(const std::string& key) const;

@@ -225,6 +225,13 @@ const char* build_temporary_path() {
     return g_temporary;
 }
 
+namespace {
+util::Result<BuildOutcome> finish_outcome(const pylock::Lock& lock,
+                                          const pylock::LockRootlockData& data,
+                                          const BuildOptions& options, BuildOutcome outcome,
+                                          std::string sbom);
+}  // namespace
+
 util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOptions& options) {
     if (!lock.rootlock.has_value())
         return util::make_error(options.lock_path,
@@ -620,6 +627,21 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             writer_options.frame_cuts = &cuts;
             writer_options.frame_cache = &*frame_cache;
         }
+        std::vector<std::string> keys;
+        for (const auto& cut : cuts)
+            keys.push_back(cut.key);
+        if (frame_cache) {
+            if (auto kept = frame_cache->unchanged_image(options.output, keys)) {
+                ::unlink(temporary.c_str());
+                set_temporary("");
+                outcome.unchanged = true;
+                outcome.sha256 = kept->sha256;
+                outcome.entries = kept->entries;
+                outcome.frames = outcome.frames_reused = cuts.size();
+                frame_cache->keep_only_used(options.output, keys, &*kept);
+                return finish_outcome(lock, data, options, std::move(outcome), "");
+            }
+        }
         auto writer = TarWriter::create(temporary, writer_options);
         if (!writer.ok())
             return fail(writer.error());
@@ -637,15 +659,21 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             return fail(util::make_error(options.output, std::strerror(errno)));
         set_temporary("");
         if (frame_cache) {
-            std::vector<std::string> keys;
-            keys.reserve(cuts.size());
-            for (const auto& cut : cuts)
-                keys.push_back(cut.key);
-            frame_cache->keep_only_used(options.output, keys);
+            const ListedImage built{outcome.sha256, outcome.entries};
+            frame_cache->keep_only_used(options.output, keys, &built);
         }
     }
+    return finish_outcome(lock, data, options, std::move(outcome), std::move(sbom));
+}
 
-    // 7. Beside the image: its sha256, the SBOM, the check report.
+namespace {
+
+// 7. Beside the image: its sha256, the SBOM, the check report.
+util::Result<BuildOutcome> finish_outcome(const pylock::Lock& lock,
+                                          const pylock::LockRootlockData& data,
+                                          const BuildOptions& options, BuildOutcome outcome,
+                                          std::string sbom) {
+    const OutputForm form = output_form(options.output);
     outcome.image_path = options.output;
     auto size = form == OutputForm::oci_layout ? util::Result<uint64_t>(uint64_t{0})
                                                : util::read_host_file_size(options.output);
@@ -664,5 +692,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     outcome.built = true;
     return outcome;
 }
+
+}  // namespace
 
 }  // namespace rootlock::image

@@ -42,6 +42,9 @@ struct BuildOutcome {
     // zstd and gzip tarballs: the frames written, and how many were copied from the frame cache.
     uint64_t frames = 0;
     uint64_t frames_reused = 0;
+    // The image already there was built from the same frames and is untouched since: kept as it
+    // is, not written again (its bytes are the ones a build would write).
+    bool unchanged = false;
     std::string sha256_path;  // IMAGE.sha256
     std::string sbom_path;    // IMAGE.cdx.json
     std::string report_path;  // IMAGE.check.json

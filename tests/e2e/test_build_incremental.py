@@ -11,6 +11,9 @@ For .tar.zst and .tar.gz:
   - after a build the cache holds that image's frames and no others (the old lock's frames are
     pruned once no image lists them);
   - a torn frame in the cache is compressed again: the same bytes;
+  - a build of the same frames over the untouched image it wrote keeps that file (same inode and
+    mtime, `unchanged` in --json); one byte changed in place, size and mtime restored, and the
+    image is written again;
   - the images read back whole: zstd -t and gzip -t, GNU tar, Python's tarfile, and the member
     list is the same in each.
 """
@@ -206,10 +209,40 @@ def test_the_framed_image_reads_back_whole(builds, scratch):
 
 
 def test_frames_are_reported_in_text(rootlock, builds):
-    proc = run_rootlock(rootlock, "build", builds["lock"], "-o", builds["image"], "--cache-dir",
-                        builds["cache"], "--offline", env=dict(os.environ, NO_COLOR="1"))
-    assert proc.returncode == 0, proc.stderr
-    assert " copied from the cache" in proc.stdout and "frames: " in proc.stdout, proc.stdout
+    image = os.path.join(os.path.dirname(builds["image"]), "text" + builds["suffix"])
+    for expected in (" copied from the cache", "unchanged: the image there was built from the same"):
+        proc = run_rootlock(rootlock, "build", builds["lock"], "-o", image, "--cache-dir",
+                            builds["cache"], "--offline", env=dict(os.environ, NO_COLOR="1"))
+        assert proc.returncode == 0, proc.stderr
+        assert expected in proc.stdout, proc.stdout
+
+
+def test_an_unchanged_rebuild_keeps_the_image_file(rootlock, builds):
+    image = builds["image"]  # the first lock's, built again there last
+    before = os.stat(image)
+    sha, built = build(rootlock, builds["lock"], image, builds["cache"])
+    after = os.stat(image)
+    assert built["unchanged"] is True, f"the same frames over an untouched image: {built}"
+    assert sha == builds["first"][0]
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), \
+        "kept as it was, not written again"
+    with open(image + ".sha256") as f:
+        assert f.read() == f"{sha}  {os.path.basename(image)}\n"
+    assert not [n for n in os.listdir(os.path.dirname(image)) if ".partial-" in n]
+
+
+def test_an_image_changed_in_place_is_written_again(rootlock, builds):
+    image = builds["image"]
+    stat = os.stat(image)
+    with open(image, "r+b") as f:  # one byte flipped, size and mtime kept: only ctime tells
+        f.seek(stat.st_size // 2)
+        byte = f.read(1)
+        f.seek(stat.st_size // 2)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(image, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    sha, built = build(rootlock, builds["lock"], image, builds["cache"])
+    assert built["unchanged"] is False, "a changed file is never trusted"
+    assert sha == builds["first"][0], "written again: the lock's bytes"
 
 
 @pytest.fixture(scope="module")
