@@ -32,6 +32,7 @@ util::Status FrameStream::end_frame() {
         m_reusing = false;
         return util::ok_status();  // its Pending went in when it began
     }
+    m_largest = std::max(m_largest, m_current.size());
     // The bytes go to the worker behind a pointer: one allocation handed over, never copied.
     auto bytes = std::make_shared<std::vector<std::byte>>(std::move(m_current));
     Pending pending;
@@ -98,6 +99,9 @@ util::Result<bool> FrameStream::begin(const std::string& key) {
             return true;
         }
     }
+    // Room for a whole frame at once: grown from empty, the vector would copy each frame's
+    // bytes about twice more on the way (a fifth of a full build's time went there).
+    m_current.reserve(std::max(k_frame_reserve, m_largest));
     return false;
 }
 

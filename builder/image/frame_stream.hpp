@@ -43,6 +43,11 @@ class FrameStream {
     util::Status finish();
 
     uint64_t frames() const { return m_frames; }
+
+    // A frame's usual size: frame_plan cuts every 8 MiB of a run, plus a member's headers. A
+    // larger frame still fits (the buffer grows, and later frames start that large); a
+    // smaller one leaves pages untouched.
+    static constexpr size_t k_frame_reserve = (size_t{8} << 20) + (size_t{64} << 10);
     uint64_t reused() const { return m_reused; }
 
   private:
@@ -69,6 +74,7 @@ class FrameStream {
     bool m_reusing = false;
     std::string m_key;
     std::vector<std::byte> m_current;
+    size_t m_largest = 0;  // the largest frame compressed so far
     std::deque<Pending> m_pending;
     uint64_t m_frames = 0;
     uint64_t m_reused = 0;
