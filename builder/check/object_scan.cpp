@@ -2,8 +2,9 @@
 #include "check/object_scan.hpp"
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <thread>
 #include <unordered_set>
 
@@ -37,38 +38,84 @@ bool under(const std::string& path, const std::string& dir) {
     return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
            (dir == "/" || path[dir.size()] == '/');
 }
-// Probes every file as ELF (each one the walk saw as a regular file), dynamic symbols included,
-// on up to two threads (the machines rootlock targets have few cores and the work is system
-// calls); FileTree's probes are thread-safe.
-std::vector<fs::ElfProbe> probe_all(const fs::FileTree& tree,
-                                    const std::deque<std::string>& files) {
-    std::vector<fs::ElfProbe> probes(files.size());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-        for (size_t i = next++; i < files.size(); i = next++)
-            probes[i] = tree.probe_regular_elf(files[i], true);
-    };
-    const unsigned threads =
-        files.size() < 64 ? 1U : std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& thread : pool)
-        thread.join();
-    return probes;
-}
+// The walk's regular files, probed as ELF (dynamic symbols included) on a worker thread
+// while the walk goes on, then on the walking thread as well: the walk is directory reads and the probes are mostly
+// open/pread/close, so each keeps a core busy. Files and their probes sit in deques, which
+// keep their elements in place as the walk appends, so a worker reads its path and writes its
+// probe unlocked. FileTree's probes are thread-safe.
+class ProbePipeline {
+  public:
+    explicit ProbePipeline(const fs::FileTree& tree) : m_tree(tree) {
+        // One worker while the walk runs, the walking thread too once it is done: no more
+        // threads (each with a malloc arena of its own) than cores.
+        const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
+        for (unsigned t = 1; t < threads; ++t)
+            m_workers.emplace_back([this] { work(); });
+    }
+    ProbePipeline(const ProbePipeline&) = delete;
+    ProbePipeline& operator=(const ProbePipeline&) = delete;
+    ~ProbePipeline() { finish(); }
+
+    // Appends a file to probe; the returned path stays in place until the pipeline goes.
+    const std::string& add(std::string path) {
+        std::lock_guard lock(m_mutex);
+        m_files.push_back(std::move(path));
+        m_probes.emplace_back();
+        m_ready.notify_one();
+        return m_files.back();
+    }
+    // Waits for every probe; then files() and probes() are the walk's files and their probes.
+    void finish() {
+        {
+            std::lock_guard lock(m_mutex);
+            m_walked = true;
+        }
+        m_ready.notify_all();
+        work();
+        for (auto& worker : m_workers)
+            worker.join();
+        m_workers.clear();
+    }
+    const std::deque<std::string>& files() const { return m_files; }
+    std::deque<fs::ElfProbe>& probes() { return m_probes; }
+
+  private:
+    void work() {
+        while (true) {
+            const std::string* path = nullptr;
+            fs::ElfProbe* probe = nullptr;
+            {
+                std::unique_lock lock(m_mutex);
+                m_ready.wait(lock, [&] { return m_walked || m_next < m_files.size(); });
+                if (m_next == m_files.size())
+                    return;  // walked, and nothing left
+                path = &m_files[m_next];
+                probe = &m_probes[m_next];
+                ++m_next;
+            }
+            *probe = m_tree.probe_regular_elf(*path, true);
+        }
+    }
+
+    const fs::FileTree& m_tree;
+    std::mutex m_mutex;
+    std::condition_variable m_ready;
+    std::deque<std::string> m_files;
+    std::deque<fs::ElfProbe> m_probes;
+    size_t m_next = 0;  // the next file a worker takes
+    bool m_walked = false;
+    std::vector<std::thread> m_workers;
+};
 }  // namespace
 
 Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& paths,
                   const loader::Target& target, const std::vector<std::string>& site_dirs) {
     Scan scan;
-    // First the candidate files, in walk order; then their headers, read on every core (the
-    // probes are mostly open/pread/close, so this is where a scan spends its time); then the
+    // The candidate files in walk order, probed while the walk goes on; then the
     // classification, in walk order again so that the result does not depend on threads.
-    // A deque, so that `seen` can hold views of its paths (43,000 on the torch root) rather
-    // than copies; both sets go before the probes fill memory with symbols.
-    std::deque<std::string> files;
+    // `seen` holds views of the pipeline's paths (43,000 on the torch root) rather than copies;
+    // both sets go before the classification.
+    ProbePipeline pipeline(tree);
     {
         std::unordered_set<std::string_view> seen;
         std::unordered_set<uint64_t> seen_identity;
@@ -83,12 +130,13 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
                 // here need not be remembered: met again, it has the same identity.)
                 if (stat.identity != 0 && !seen_identity.insert(stat.identity).second)
                     return;
-                files.push_back(path);
-                seen.insert(files.back());
+                seen.insert(pipeline.add(path));
             });
         }
     }
-    std::vector<fs::ElfProbe> probes = probe_all(tree, files);
+    pipeline.finish();
+    const std::deque<std::string>& files = pipeline.files();
+    std::deque<fs::ElfProbe>& probes = pipeline.probes();
 
     for (size_t f = 0; f < files.size(); ++f) {
         const std::string& path = files[f];
