@@ -380,6 +380,22 @@ def add_debian(corpus):
             corpus.add("md5sums", f.read()[:TEXT_MAX])
     corpus.add("md5sums", "d41d8cd98f00b204e9800998ecf8427e *usr/share/doc/x\n"
                "D41D8CD98F00B204E9800998ECF8427E usr/bin/../etc/y\n")
+    # apt sources: the first line picks the syntax (fuzz_apt_sources.cpp).
+    corpus.add("apt_sources", "deb822\nTypes: deb deb-src\nURIs: http://deb.debian.org/debian/\n"
+               "Suites: bookworm bookworm-updates\nComponents: main contrib\nSigned-By: "
+               "/usr/share/keyrings/debian-archive-keyring.gpg\n\nEnabled: no\nTypes: deb\n"
+               "URIs: https://r.example/x86_64/\nSuites: /\n")
+    corpus.add("apt_sources", "deb822\nTypes: deb\nURIs: https://v.example\nSuites: s\n"
+               "Components: main\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n"
+               " mDMEZQ==\n -----END PGP PUBLIC KEY BLOCK-----\n")
+    corpus.add("apt_sources", "list\n# comment\ndeb [arch=amd64 signed-by=/k.gpg] "
+               "http://deb.debian.org/debian bookworm main\ndeb https://flat.example ./\n"
+               "deb-src http://x y z\n")
+    corpus.add("apt_sources", "armour\n-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: c\n\n"
+               "mDMEZQ\n=abcd\n-----END PGP PUBLIC KEY BLOCK-----\n")
+    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))[:2]:
+        with open(path, errors="surrogateescape") as f:
+            corpus.add("apt_sources", "deb822\n" + f.read()[:TEXT_MAX])
     # Frames: real zstd frames and gzip members (what a cache file holds), and plain text.
     sample = b"rootlock frame " * 64
     for tool in (["zstd", "-q", "-c", "-3"], ["gzip", "-n", "-c"]):

@@ -11,7 +11,9 @@
 #include <thread>
 #include <tuple>
 
+#include "debian/armor.hpp"
 #include "fetch/debian_archive.hpp"
+#include "freeze/apt_sources.hpp"
 #include "index/content_store.hpp"
 #include "util/atomic_file.hpp"
 #include "util/hex.hpp"
@@ -101,67 +103,21 @@ util::Result<DpkgFreeze> freeze_dpkg(const fs::FileTree& tree, int threads) {
     return out;
 }
 
-std::vector<SourceLine> parse_sources_list(std::string_view text) {
-    std::vector<SourceLine> out;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string_view::npos)
-            end = text.size();
-        std::string line(text.substr(start, end - start));
-        start = end + 1;
-        if (auto hash = line.find('#'); hash != std::string::npos)
-            line.resize(hash);
-        std::vector<std::string> words;
-        std::string options;
-        size_t i = 0;
-        while (i < line.size()) {
-            while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
-                ++i;
-            if (i >= line.size())
-                break;
-            if (line[i] == '[' && words.size() == 1) {
-                const size_t close = line.find(']', i);
-                if (close == std::string::npos)
-                    break;
-                options = line.substr(i + 1, close - i - 1);
-                i = close + 1;
-                continue;
-            }
-            const size_t word_end = line.find_first_of(" \t", i);
-            words.push_back(
-                line.substr(i, word_end == std::string::npos ? std::string::npos : word_end - i));
-            i = word_end == std::string::npos ? line.size() : word_end;
-        }
-        if (words.size() < 4 || words[0] != "deb")
-            continue;
-        SourceLine source;
-        source.url = words[1];
-        while (!source.url.empty() && source.url.back() == '/')
-            source.url.pop_back();
-        source.suite = words[2];
-        source.components.assign(words.begin() + 3, words.end());
-        const size_t signed_by = options.find("signed-by=");
-        if (signed_by != std::string::npos) {
-            const size_t value = signed_by + 10;
-            const size_t value_end = options.find_first_of(" \t", value);
-            source.signed_by = options.substr(
-                value, value_end == std::string::npos ? std::string::npos : value_end - value);
-        }
-        out.push_back(std::move(source));
-    }
-    return out;
-}
-
 util::Result<pylock::LockBase> match_debs(const fs::FileTree& tree, const DpkgFreeze& frozen,
                                           const DebMatchOptions& options) {
-    auto sources_text = tree.read_file("/etc/apt/sources.list");
-    const auto sources =
-        parse_sources_list(sources_text.ok() ? std::string_view(*sources_text) : "");
+    ROOTLOCK_TRY(apt, read_apt_sources(tree));
+    const auto& sources = apt.archives;
+    // Named in errors: what apt reads that a frozen lock cannot pin.
+    std::string flat_note;
+    for (const auto& flat : apt.flat)
+        flat_note += (flat_note.empty() ? " (flat repositories are not read: " : ", ") + flat;
+    if (!flat_note.empty())
+        flat_note += ")";
     if (sources.empty())
         return util::make_error("/etc/apt/sources.list",
-                                "the root's apt sources name no archive (one-line \"deb\" lines "
-                                "are read)");
+                                "the root's apt sources (sources.list, sources.list.d/*.list and "
+                                "*.sources) name no archive" +
+                                    flat_note);
     index::HttpOptions http_options = options.http;
     http_options.offline = options.offline;
     index::HttpClient http(http_options);
@@ -181,12 +137,19 @@ util::Result<pylock::LockBase> match_debs(const fs::FileTree& tree, const DpkgFr
         spec.components = source.components;
         pylock::LockDebArchive archive{spec.name, spec.url, spec.suite, spec.components,
                                        "",        "",       "",         ""};
-        if (!source.signed_by.empty()) {
-            // The key the root trusts, copied out so gpgv can read it.
-            ROOTLOCK_TRY(key, tree.read_file(source.signed_by));
-            ROOTLOCK_TRY(blob, store.put_bytes(key));
+        if (!source.signed_by.empty() || !source.signed_by_key.empty()) {
+            // The key the root trusts, copied out (as packets: gpgv reads no armour) so gpgv
+            // can read it; a key written in the .sources entry is known by that entry.
+            std::string key = source.signed_by_key;
+            if (key.empty()) {
+                ROOTLOCK_TRY(read, tree.read_file(source.signed_by));
+                key = std::move(read);
+            }
+            const std::string origin = source.signed_by.empty() ? source.from : source.signed_by;
+            ROOTLOCK_TRY(packets, debian::dearmor_key(key, origin));
+            ROOTLOCK_TRY(blob, store.put_bytes(packets));
             spec.keyring = blob.path;
-            archive.keyring = source.signed_by;
+            archive.keyring = origin;
             archive.keyring_sha256 = blob.sha256;
         }
         ROOTLOCK_TRY(index, fetch::load_archive(spec, options.architecture, http, store));
@@ -210,7 +173,7 @@ util::Result<pylock::LockBase> match_debs(const fs::FileTree& tree, const DpkgFr
         return util::make_error(
             "/var/lib/dpkg/status",
             std::to_string(unlisted.size()) +
-                " installed packages are in no archive the root names: " + names);
+                " installed packages are in no archive the root names: " + names + flat_note);
     }
     return base;
 }

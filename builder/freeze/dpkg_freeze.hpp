@@ -29,15 +29,6 @@ struct DpkgFreeze {
 // the root has no dpkg database ("ROOT: no /var/lib/dpkg/status") or it does not parse.
 util::Result<DpkgFreeze> freeze_dpkg(const fs::FileTree& tree, int threads);
 
-// "deb [options] URL SUITE COMPONENT..." lines of one-line sources.list syntax (comments and
-// deb-src skipped); `signed-by` is kept as the archive's keyring (a path inside the root).
-struct SourceLine {
-    std::string url, suite;
-    std::vector<std::string> components;
-    std::string signed_by;
-};
-std::vector<SourceLine> parse_sources_list(std::string_view text);
-
 struct DebMatchOptions {
     std::string cache_dir;
     std::string architecture = "amd64";
@@ -45,11 +36,12 @@ struct DebMatchOptions {
     index::HttpOptions http;
 };
 
-// The lock's Debian base for `frozen`: the archives of the root's /etc/apt/sources.list (keys
-// copied out of the root when signed-by names one), loaded and verified, and each installed
-// package found there by (name, version, architecture). Errors: "the root's apt sources name
-// no archive", an archive's load error; packages that no archive lists are one error naming them
-// all ("17 installed packages are in no archive the root names: ...").
+// The lock's Debian base for `frozen`: the archives the root's apt reads (apt_sources.hpp;
+// keys copied out of the root, or out of a .sources entry, when it names one), loaded and
+// verified, and each installed package found there by (name, version, architecture). Errors:
+// "the root's apt sources (...) name no archive", an archive's load error; packages that no
+// archive lists are one error naming them all ("17 installed packages are in no archive the
+// root names: ..."), flat repositories the root names (not read) added to both.
 util::Result<pylock::LockBase> match_debs(const fs::FileTree& tree, const DpkgFreeze& frozen,
                                           const DebMatchOptions& options);
 

@@ -7,8 +7,12 @@ the test cache, so only the first run makes it. Checks: the lock is written with
 file), its target is read from that base, a relock --offline gives the same bytes without a
 request, and --check passes. The image it builds: its SBOM lists every package its dpkg
 database lists, with purls; freeze of the unpacked image gives the lock's .debs; a build from
-the frozen lock has the same base.
+the frozen lock has the same base. The same image with its apt sources rewritten as Debian's own
+container images write them (deb822, /etc/apt/sources.list.d/debian.sources, the archive key
+armoured inside the entry, a deb-src and a disabled stanza beside it) freezes to the same .debs.
 """
+import base64
+import hashlib
 import json
 import os
 import shutil
@@ -172,6 +176,66 @@ def test_freeze_of_the_image_gives_the_locked_debs(demo_lock, frozen_lock):
     got = load(frozen_lock)["tool"]["rootlock"]["base"].get("debs", [])
     assert got == locked, f"frozen .debs differ from the lock's: {len(got)} vs {len(locked)}"
     print(f"(freeze) {len(got)} .debs frozen from the image, as locked")
+
+
+def crc24(data):
+    """OpenPGP's armour checksum (RFC 4880 section 6.1)."""
+    crc = 0xB704CE
+    for byte in data:
+        crc ^= byte << 16
+        for _ in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= 0x1864CFB
+    return crc & 0xFFFFFF
+
+
+def armoured_key(packets):
+    body = base64.b64encode(packets).decode()
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    checksum = base64.b64encode(crc24(packets).to_bytes(3, "big")).decode()
+    return ["-----BEGIN PGP PUBLIC KEY BLOCK-----", ""] + lines + \
+        ["=" + checksum, "-----END PGP PUBLIC KEY BLOCK-----"]
+
+
+def test_freeze_reads_deb822_sources_with_an_armoured_key(rootlock, scratch, demo_lock,
+                                                          frozen_lock):
+    rootfs = os.path.join(scratch, "rootfs")  # unpacked by frozen_lock
+    copy = os.path.join(scratch, "rootfs-deb822")
+    subprocess.run(["cp", "-al", rootfs, copy], check=True)  # only /etc/apt changes: new files
+    one_line = os.path.join(copy, "etc", "apt", "sources.list")
+    with open(one_line) as f:
+        entries = [line.split() for line in f if line.startswith("deb ")]
+    os.unlink(one_line)
+    assert entries and all("[" not in words[1] for words in entries), \
+        f"the demo image's sources name Debian's archive with its default key: {entries}"
+    keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+    with open(keyring, "rb") as f:
+        packets = f.read()
+    key_field = "Signed-By:\n" + "".join(f" {line or '.'}\n" for line in armoured_key(packets))
+    stanzas = ["Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\n"
+               "Components: main\n",
+               "Enabled: no\nTypes: deb\nURIs: http://unreachable.invalid/debian\n"
+               "Suites: bookworm\nComponents: main\n"]
+    for words in entries:
+        stanzas.append(f"Types: deb\nURIs: {words[1]}\nSuites: {words[2]}\n"
+                       f"Components: {' '.join(words[3:])}\n" + key_field)
+    parts = os.path.join(copy, "etc", "apt", "sources.list.d")
+    os.makedirs(parts, exist_ok=True)
+    with open(os.path.join(parts, "debian.sources"), "w") as f:
+        f.write("\n".join(stanzas))
+    frozen = os.path.join(scratch, "pylock.frozen-deb822.toml")
+    proc = run_rootlock(rootlock, "freeze", "--root", copy, "/opt/venv", "--cache-dir", CACHE,
+                        "-o", frozen, timeout=600)
+    assert proc.returncode == 0, f"freeze of the deb822 image: {proc.stderr[-2000:]}"
+    base = load(frozen)["tool"]["rootlock"]["base"]
+    assert base.get("debs", []) == load(demo_lock)["tool"]["rootlock"]["base"]["debs"]
+    archive = base["archives"][0]
+    assert archive["keyring-sha256"] == hashlib.sha256(packets).hexdigest(), \
+        f"the armoured key is read back to the keyring's own packets: {archive}"
+    assert archive["keyring"] == "/etc/apt/sources.list.d/debian.sources:" + \
+        str(1 + sum(s.count("\n") + 1 for s in stanzas[:2])), archive
+    print(f"(freeze) {len(base['debs'])} .debs frozen from deb822 sources with an armoured key")
 
 
 def test_build_of_the_frozen_lock_has_the_same_base(rootlock, scratch, demo_image, frozen_lock):

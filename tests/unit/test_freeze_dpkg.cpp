@@ -2,6 +2,7 @@
 // their .md5sums as debsums does (missing, modified, intact), and one-line apt sources.
 #include <doctest/doctest.h>
 
+#include "debian/apt_sources.hpp"
 #include "freeze/dpkg_freeze.hpp"
 #include "fs/memory_tree.hpp"
 
@@ -61,7 +62,7 @@ TEST_SUITE("rootlock::freeze") {
     }
 
     TEST_CASE("one-line apt sources give archives; deb-src, comments and options are handled") {
-        const auto sources = freeze::parse_sources_list(
+        const auto sources = debian::parse_sources_list(
             "# Written by rootlock\n"
             "deb http://deb.debian.org/debian/ bookworm main contrib\n"
             "deb-src http://deb.debian.org/debian bookworm main\n"
