@@ -39,10 +39,10 @@ bool under(const std::string& path, const std::string& dir) {
            (dir == "/" || path[dir.size()] == '/');
 }
 // The walk's regular files, probed as ELF (dynamic symbols included) on a worker thread
-// while the walk goes on, then on the walking thread as well: the walk is directory reads and the probes are mostly
-// open/pread/close, so each keeps a core busy. Files and their probes sit in deques, which
-// keep their elements in place as the walk appends, so a worker reads its path and writes its
-// probe unlocked. FileTree's probes are thread-safe.
+// while the walk goes on, then on the walking thread as well: the walk is directory reads and the
+// probes are mostly open/pread/close, so each keeps a core busy. Files and their probes sit in
+// deques, which keep their elements in place as the walk appends, so a worker reads its path and
+// writes its probe unlocked. FileTree's probes are thread-safe.
 class ProbePipeline {
   public:
     explicit ProbePipeline(const fs::FileTree& tree) : m_tree(tree) {
