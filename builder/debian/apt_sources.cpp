@@ -75,12 +75,14 @@ std::vector<SourceLine> parse_sources_list(std::string_view text, const std::str
                 line.substr(i, word_end == std::string::npos ? std::string::npos : word_end - i));
             i = word_end == std::string::npos ? line.size() : word_end;
         }
-        // "deb URL SUITE COMPONENT...", or a flat repository's "deb URL DIR/" without any.
-        if (words.size() < 3 || words[0] != "deb" ||
-            (words.size() == 3 && !is_flat_suite(words[2])))
+        // "deb URL SUITE COMPONENT...", or a flat repository's "deb URL DIR/" without any:
+        // apt refuses a suite ending in '/' with components, and any other suite without.
+        if (words.size() < 3 || words[0] != "deb" || is_flat_suite(words[2]) != (words.size() == 3))
             continue;
         SourceLine source;
         source.url = without_trailing_slashes(words[1]);
+        if (source.url.empty())
+            continue;  // "/": no URL at all
         source.suite = words[2];
         source.components.assign(words.begin() + 3, words.end());
         source.from = file.empty() ? std::string() : file + ":" + std::to_string(number);
@@ -135,6 +137,8 @@ util::Result<std::vector<SourceLine>> parse_deb822_sources(std::string_view text
             }
         }
         for (const auto& uri : uris) {
+            if (without_trailing_slashes(uri).empty())
+                return util::make_error(where, "a URI of slashes only");
             for (const auto& suite : suites) {
                 if (is_flat_suite(suite) != components.empty())
                     return util::make_error(

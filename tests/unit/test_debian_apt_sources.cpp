@@ -97,6 +97,8 @@ TEST_SUITE("rootlock::debian") {
              "x.sources:2: Components given for the flat suite \"./\""},
             {" continued\nTypes: deb\n", "x.sources:1: a continuation line before any field"},
             {"Types deb\n", "x.sources:1: a line without ':'"},
+            {"Types: deb\nURIs: ///\nSuites: s\nComponents: main\n",
+             "x.sources:1: a URI of slashes only"},
         };
         for (const auto& [text, message] : cases) {
             CAPTURE(text);

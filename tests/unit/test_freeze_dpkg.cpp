@@ -68,7 +68,10 @@ TEST_SUITE("rootlock::freeze") {
             "deb-src http://deb.debian.org/debian bookworm main\n"
             "deb [arch=amd64 signed-by=/etc/apt/keyrings/vendor.gpg] https://v.example/apt "
             "stable main # vendor\n"
-            "deb http://broken.example\n");
+            "deb http://broken.example\n"
+            "deb http://flat-with-components.example htttp:// y z\n"
+            "deb http://no-components.example bookworm\n"
+            "deb / bookworm main\n");
         REQUIRE(sources.size() == 2);
         CHECK(sources[0].url == "http://deb.debian.org/debian");
         CHECK(sources[0].suite == "bookworm");
