@@ -637,7 +637,8 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 outcome.unchanged = true;
                 outcome.sha256 = kept->sha256;
                 outcome.entries = kept->entries;
-                outcome.frames = outcome.frames_reused = cuts.size();
+                // Every frame of the file kept: the planned ones and the end of the archive.
+                outcome.frames = outcome.frames_reused = cuts.size() + 1;
                 frame_cache->keep_only_used(options.output, keys, &*kept);
                 return finish_outcome(lock, data, options, std::move(outcome), "");
             }

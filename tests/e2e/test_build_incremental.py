@@ -224,6 +224,8 @@ def test_an_unchanged_rebuild_keeps_the_image_file(rootlock, builds):
     after = os.stat(image)
     assert built["unchanged"] is True, f"the same frames over an untouched image: {built}"
     assert sha == builds["first"][0]
+    assert built["frames"]["written"] == builds["again"][1]["frames"]["written"] == \
+        built["frames"]["reused"], f"every frame of the image kept: {built['frames']}"
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), \
         "kept as it was, not written again"
     with open(image + ".sha256") as f:
