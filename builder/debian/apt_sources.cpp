@@ -6,26 +6,19 @@
 
 #include "debian/armor.hpp"
 #include "debian/deb822.hpp"
+#include "debian/text_checks.hpp"
 #include "util/quote.hpp"
 
 namespace rootlock::debian {
 
 namespace {
 
-std::vector<std::string> words_of(std::string_view text) {
+// The blank-separated words of a field's value, its continuation lines included.
+std::vector<std::string> words_of(std::string_view value) {
     std::vector<std::string> out;
-    size_t i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n'))
-            ++i;
-        if (i >= text.size())
-            break;
-        size_t end = text.find_first_of(" \t\n", i);
-        if (end == std::string_view::npos)
-            end = text.size();
-        out.emplace_back(text.substr(i, end - i));
-        i = end;
-    }
+    for (std::string_view line : split_lines(value))
+        for (std::string_view word : split_blanks(line))
+            out.emplace_back(word);
     return out;
 }
 

@@ -1,6 +1,7 @@
 // Armour to packets: the lines between a BEGIN line's headers and its END line, base64.
 #include "debian/armor.hpp"
 
+#include "debian/text_checks.hpp"
 #include "util/hex.hpp"
 
 namespace rootlock::debian {
@@ -10,12 +11,11 @@ namespace {
 constexpr std::string_view k_begin = "-----BEGIN PGP PUBLIC KEY BLOCK-----";
 constexpr std::string_view k_end = "-----END PGP PUBLIC KEY BLOCK-----";
 
+// A line without its CR (armour written on Windows) and its surrounding blanks.
 std::string_view trimmed(std::string_view line) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+    if (!line.empty() && line.back() == '\r')
         line.remove_suffix(1);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
-        line.remove_prefix(1);
-    return line;
+    return trim_blanks(line);
 }
 
 }  // namespace
