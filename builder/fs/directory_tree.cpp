@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "fs/head_reads.hpp"
 #include "fs/path_resolve.hpp"
 #include "fs/tree_errors.hpp"
 
@@ -261,6 +262,41 @@ ElfProbe DirectoryTree::probe_regular_elf(std::string_view path, bool symbols) c
         return probe_elf(path, symbols);
     return probe_opened(
         path, util::Result<std::unique_ptr<util::ByteSource>>(std::move(source).value()), symbols);
+}
+
+std::vector<ElfProbe> DirectoryTree::probe_regular_elf_batch(
+    std::string_view dir, std::span<const std::string_view> names, bool symbols) const {
+    std::vector<ElfProbe> probes(names.size());
+    std::vector<std::string_view> unknown;  // not in the cache
+    std::vector<size_t> unknown_at;
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (auto cached = cached_elf(join_path(dir, names[i]), symbols)) {
+            probes[i] = *std::move(cached);
+        } else {
+            unknown.push_back(names[i]);
+            unknown_at.push_back(i);
+        }
+    }
+    auto host = host_path(dir);
+    FdCloser directory{host ? ::open(host->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                            : -1};
+    std::vector<HeadRead> heads;
+    if (directory.fd >= 0 && !unknown.empty())
+        heads = read_heads(directory.fd, unknown);
+    for (size_t u = 0; u < unknown.size(); ++u) {
+        ElfProbe& probe = probes[unknown_at[u]];
+        // A whole header that is not ELF settles the file, as it does in probe_regular_elf();
+        // anything else (ELF, a short file, an open that failed, no directory) is probed alone,
+        // which parses or classifies it.
+        if (!heads.empty() && heads[u].error == 0 && heads[u].length == k_head_size) {
+            if (auto settled = classify_head(heads[u].bytes)) {
+                probe = *std::move(settled);
+                continue;
+            }
+        }
+        probe = probe_regular_elf(join_path(dir, unknown[u]), symbols);
+    }
+    return probes;
 }
 
 util::Result<std::string> DirectoryTree::read_file(std::string_view path, uint64_t max_size) const {

@@ -31,6 +31,9 @@ class DirectoryTree final : public FileTree {
     // header is fstat(2)ed and parsed. A path that no longer opens goes to probe_elf(), which
     // classifies it.
     ElfProbe probe_regular_elf(std::string_view path, bool symbols = false) const override;
+    std::vector<ElfProbe> probe_regular_elf_batch(std::string_view dir,
+                                                  std::span<const std::string_view> names,
+                                                  bool symbols = false) const override;
     util::Result<std::string> read_file(std::string_view path,
                                         uint64_t max_size = 64U << 20) const override;
 

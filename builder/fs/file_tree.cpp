@@ -139,6 +139,26 @@ ElfProbe FileTree::probe_regular_elf(std::string_view path, bool symbols) const 
     return probe_elf(path, symbols);
 }
 
+std::vector<ElfProbe> FileTree::probe_regular_elf_batch(std::string_view dir,
+                                                        std::span<const std::string_view> names,
+                                                        bool symbols) const {
+    std::vector<ElfProbe> probes;
+    probes.reserve(names.size());
+    for (std::string_view name : names)
+        probes.push_back(probe_regular_elf(join_path(dir, name), symbols));
+    return probes;
+}
+
+std::string join_path(std::string_view dir, std::string_view name) {
+    std::string path;
+    path.reserve(dir.size() + 1 + name.size());
+    path.append(dir);
+    if (path.empty() || path.back() != '/')
+        path.push_back('/');
+    path.append(name);
+    return path;
+}
+
 ElfProbe FileTree::probe_elf(std::string_view path, bool symbols) const {
     if (auto cached = cached_elf(path, symbols))
         return *std::move(cached);

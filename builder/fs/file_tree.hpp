@@ -64,6 +64,9 @@ struct ElfProbe {
     uint8_t ident_class = 0;
 };
 
+// `dir`/`name`, for a canonical directory path and one name in it.
+std::string join_path(std::string_view dir, std::string_view name);
+
 // e_ident[EI_CLASS] of bytes that start with the ELF magic (0 otherwise).
 uint8_t ident_class_of(std::span<const std::byte> head);
 
@@ -99,6 +102,13 @@ class FileTree {
     // the same answer; a tree that can open a file only if it is still regular skips asking
     // what the path is first. The default is probe_elf().
     virtual ElfProbe probe_regular_elf(std::string_view path, bool symbols = false) const;
+    // probe_regular_elf() of each of `names` in the directory `dir` (all of them regular files
+    // in a listing just read), in the order given: a tree over the host reads the first bytes
+    // of the whole batch with one system call (see head_reads.hpp) and opens again only the
+    // files that start as ELF. The default probes one by one.
+    virtual std::vector<ElfProbe> probe_regular_elf_batch(std::string_view dir,
+                                                          std::span<const std::string_view> names,
+                                                          bool symbols = false) const;
 
   protected:
     // Random access to a regular file's bytes, for the default probe_elf. Trees that cannot

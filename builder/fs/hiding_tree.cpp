@@ -97,6 +97,25 @@ ElfProbe HidingTree::probe_regular_elf(std::string_view path, bool symbols) cons
     return m_base.probe_regular_elf(path, symbols);
 }
 
+std::vector<ElfProbe> HidingTree::probe_regular_elf_batch(std::string_view dir,
+                                                          std::span<const std::string_view> names,
+                                                          bool symbols) const {
+    // The visible names go to the base in one batch; hidden ones are missing.
+    std::vector<std::string_view> visible;
+    std::vector<size_t> visible_at;
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (!is_hidden(join_path(dir, names[i]))) {
+            visible.push_back(names[i]);
+            visible_at.push_back(i);
+        }
+    }
+    std::vector<ElfProbe> probes(names.size());
+    auto base_probes = m_base.probe_regular_elf_batch(dir, visible, symbols);
+    for (size_t v = 0; v < visible.size(); ++v)
+        probes[visible_at[v]] = std::move(base_probes[v]);
+    return probes;
+}
+
 util::Result<std::unique_ptr<util::ByteSource>> HidingTree::open(std::string_view path) const {
     return util::make_error(std::string(path), "not readable through a hiding view");
 }

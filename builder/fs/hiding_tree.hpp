@@ -29,6 +29,9 @@ class HidingTree final : public FileTree {
     // Hidden paths are missing; visible ones share the base tree's parse and cache.
     ElfProbe probe_elf(std::string_view path, bool symbols = false) const override;
     ElfProbe probe_regular_elf(std::string_view path, bool symbols = false) const override;
+    std::vector<ElfProbe> probe_regular_elf_batch(std::string_view dir,
+                                                  std::span<const std::string_view> names,
+                                                  bool symbols = false) const override;
 
   protected:
     // Never reached: probe_elf delegates to the base, whose open() is its own business.
