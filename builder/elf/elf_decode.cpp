@@ -123,8 +123,8 @@ Status Context::check_fits(const Placement& placement, uint64_t length, uint64_t
     return util::ok_status();
 }
 
-Result<std::vector<std::byte>> Context::read(uint64_t offset, uint64_t length) const {
-    std::vector<std::byte> bytes(static_cast<size_t>(length));
+Result<util::ByteBuffer> Context::read(uint64_t offset, uint64_t length) const {
+    util::ByteBuffer bytes(static_cast<size_t>(length));
     if (auto status = m_source.read_at(offset, bytes); !status)
         return status.error();
     return bytes;

@@ -10,6 +10,7 @@
 
 #include "elf/elf_info.hpp"
 #include "elf/elf_reader.hpp"
+#include "util/byte_buffer.hpp"
 #include "util/byte_source.hpp"
 #include "util/result.hpp"
 
@@ -132,7 +133,7 @@ class Context {
     util::Status check_fits(const Placement& placement, uint64_t length, uint64_t where,
                             std::string_view what) const;
     // Reads `length` bytes at `offset` in one read (callers bounds-check first).
-    util::Result<std::vector<std::byte>> read(uint64_t offset, uint64_t length) const;
+    util::Result<util::ByteBuffer> read(uint64_t offset, uint64_t length) const;
 
   private:
     const util::ByteSource& m_source;
@@ -154,14 +155,14 @@ class ChunkReader {
     const util::ByteSource& m_source;
     uint64_t m_limit;
     uint64_t m_base = 0;
-    std::vector<std::byte> m_bytes;
+    util::ByteBuffer m_bytes;
 };
 
 // The dynamic string table, read in one piece.
 class StringTable {
   public:
     StringTable() = default;
-    StringTable(const Context* context, uint64_t offset, std::vector<std::byte> bytes)
+    StringTable(const Context* context, uint64_t offset, util::ByteBuffer bytes)
         : m_context(context), m_offset(offset), m_bytes(std::move(bytes)) {}
 
     bool present() const { return m_context != nullptr; }
@@ -172,7 +173,7 @@ class StringTable {
   private:
     const Context* m_context = nullptr;
     uint64_t m_offset = 0;
-    std::vector<std::byte> m_bytes;
+    util::ByteBuffer m_bytes;
 };
 
 // Dynamic tags, by number, with the names errors use.

@@ -125,7 +125,7 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
         !status) {
         return status.error();
     }
-    std::vector<std::byte> versym;
+    util::ByteBuffer versym;
     uint64_t versym_offset = 0;
     if (const DynEntry* versym_entry = dynamic.last(k_dt_versym)) {
         ROOTLOCK_TRY(versym_at,
