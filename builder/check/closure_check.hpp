@@ -25,6 +25,9 @@ struct CheckOptions {
     // ("580.65.06" or a branch such as "580"; empty: not declared), from the recipe or the CLI.
     std::string cuda;
     std::string driver;
+    // Keep every resolution made in CheckReport::edges (what `why` reads). Off by default: a
+    // torch root makes 30,000 of them, each six strings, for 5,500 distinct edges.
+    bool record_edges = false;
 };
 
 // One resolved DT_NEEDED edge, as some load context resolved it.
@@ -45,7 +48,7 @@ struct CheckReport {
     size_t symbols = 0;  // undefined symbol references bound (each object once per scope)
     std::vector<Problem> problems;                              // sorted
     std::vector<std::string> notes;                             // sorted, unique
-    std::set<Edge> edges;                                       // every resolution made, for `why`
+    std::set<Edge> edges;  // every resolution made, with CheckOptions::record_edges
     std::map<std::string, std::vector<std::string>> providers;  // soname -> files providing it
     std::vector<std::string> without_hidden;                    // paths hidden by --without, sorted
 };

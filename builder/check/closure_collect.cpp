@@ -106,12 +106,44 @@ std::set<std::string> cuda_failures(const loader::LoadSession& session, Since fr
 
 }  // namespace
 
+namespace {
+
+// The resolution `request` made, for `why`.
+void record_edge(Collector& out, const loader::Request& request,
+                 const std::vector<loader::LoadedObject>& objects) {
+    const auto& requester = objects[static_cast<size_t>(request.requester)];
+    const auto& provider = objects[static_cast<size_t>(request.object)];
+    Edge edge;
+    edge.requester = canonical_of(requester);
+    edge.name = request.name;
+    edge.provider = provider.canonical;
+    edge.path =
+        provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
+    edge.via = std::string(loader::via_name(request.via));
+    if (provider.via == loader::Via::rpath && provider.via_object >= 0 &&
+        request.via != loader::Via::already_loaded) {
+        edge.via_object = canonical_of(objects[static_cast<size_t>(provider.via_object)]);
+    }
+    out.edges.insert(std::move(edge));
+}
+
+}  // namespace
+
+BindResult bind_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
+                        Since from) {
+    return bind_symbols(session, from.objects, plan, *out.tree, out.indexes, out.memo);
+}
+
 void collect_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
                      Since from) {
+    merge_session(session, out, plan, from, bind_session(session, out, plan, from));
+}
+
+void merge_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
+                   Since from, BindResult bound) {
     const bool standalone = plan.standalone;
     const auto& objects = session.objects();
-    const BindResult bound =
-        bind_symbols(session, from.objects, plan, *out.tree, out.indexes, out.memo);
+    count_references(bound);
     out.symbols.add(session, bound, standalone, out.indexes);
     if (!standalone)
         out.providers.add(session, from.requests, *out.context, *out.scan, *out.site_dirs);
@@ -137,18 +169,8 @@ void collect_session(const loader::LoadSession& session, Collector& out, const S
         const auto& requester = objects[static_cast<size_t>(request.requester)];
         const auto& provider = objects[static_cast<size_t>(request.object)];
         out.checked.insert(canonical_of(requester));
-        Edge edge;
-        edge.requester = canonical_of(requester);
-        edge.name = request.name;
-        edge.provider = provider.canonical;
-        edge.path =
-            provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
-        edge.via = std::string(loader::via_name(request.via));
-        if (provider.via == loader::Via::rpath && provider.via_object >= 0 &&
-            request.via != loader::Via::already_loaded) {
-            edge.via_object = canonical_of(objects[static_cast<size_t>(provider.via_object)]);
-        }
-        out.edges.insert(edge);
+        if (out.record_edges)
+            record_edge(out, request, objects);
         if (!provider.faked)
             continue;
         if (!provider.fatal.empty()) {

@@ -55,6 +55,7 @@ struct Collector {
     std::map<std::string, int> cuda_loaded;
     std::map<std::string, std::set<std::string>> interpreters;  // missing PT_INTERP -> programs
     std::unordered_set<std::string> checked;  // objects whose needs were checked (canonical)
+    bool record_edges = false;  // fill `edges` (CheckOptions::record_edges)
     std::unordered_set<Edge, EdgeHash> edges;
     // Symbol binding: one export index per object, shared by every namespace.
     const fs::FileTree* tree = nullptr;
@@ -89,9 +90,18 @@ struct Since {
 Since since(const loader::LoadSession& base);
 
 // Everything one session shows: its edges, what it misses, its CUDA majors, its symbols bound
-// in `plan`'s scopes, its providers and its known dlopen edges.
+// in `plan`'s scopes, its providers and its known dlopen edges. merge_session(bind_session()).
 void collect_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
                      Since from = {});
+
+// collect_session() in two halves, so that binding (the costly half) can run on another thread
+// while the next session loads. bind_session touches only out.tree, out.indexes and out.memo,
+// one call at a time; merge_session does the rest, sessions merged in the order they are to
+// count (the order collect_session would have taken them in).
+BindResult bind_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
+                        Since from);
+void merge_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
+                   Since from, BindResult bound);
 
 // The problems of the merged findings (symbols and providers emit their own).
 void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& problems);

@@ -188,10 +188,7 @@ BindResult bind_symbols(const loader::LoadSession& session, size_t first, const 
             }
             entry = &memo.insert(key, std::move(fresh));
         }
-        if (!entry->counted) {
-            result.references += entry->references;
-            entry->counted = true;
-        }
+        result.closures.push_back(entry);
         if (entry->residual.empty())
             continue;
         // The rest against the whole scope the object is bound in.
@@ -242,6 +239,15 @@ BindResult bind_symbols(const loader::LoadSession& session, size_t first, const 
         }
     }
     return result;
+}
+
+void count_references(BindResult& result) {
+    for (BindingMemo::Entry* entry : result.closures) {
+        if (!entry->counted) {
+            result.references += entry->references;
+            entry->counted = true;
+        }
+    }
 }
 
 }  // namespace rootlock::check

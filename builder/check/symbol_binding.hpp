@@ -36,17 +36,6 @@ struct UnboundReference {
     bool at_load = true;  // fails when the object is loaded; false: at the first call
 };
 
-struct BindResult {
-    std::vector<UnboundReference> unbound;
-    // Undefined non-weak references bound or found unbound, each object counted once per
-    // distinct closure (the first time the memo sees it).
-    size_t references = 0;
-    // References not judged: their scope holds a library that was not found (missing-soname
-    // covers them) or one the host provides (its exports are unknown), or a standalone object's
-    // unversioned references.
-    size_t unjudged = 0;
-};
-
 // What an object's references leave unbound within its own DT_NEEDED closure, remembered per
 // (object, closure): the closure is part of every scope the object is bound in, so only these
 // residual references (usually none; Python's Py* for an extension) need the whole scope.
@@ -57,7 +46,7 @@ class BindingMemo {
         std::shared_ptr<const elf::ElfInfo> info;  // owns the symbols `residual` indexes
         std::vector<uint32_t> residual;            // indexes into info->symbols
         size_t references = 0;
-        bool counted = false;  // its references were added to a BindResult already
+        bool counted = false;  // count_references() added its references to a result already
     };
     Entry* find(const std::string& key);
     Entry& insert(const std::string& key, Entry entry);
@@ -66,9 +55,28 @@ class BindingMemo {
     std::unordered_map<std::string, Entry> m_entries;
 };
 
+struct BindResult {
+    std::vector<UnboundReference> unbound;
+    // Undefined non-weak references bound or found unbound, each object counted once per
+    // distinct closure: filled by count_references(), not by bind_symbols().
+    size_t references = 0;
+    // The memo entries of the objects bound, one per object. Their references are counted when
+    // the result is merged, in the order results are merged, so that the count does not depend
+    // on which thread bound which session first.
+    std::vector<BindingMemo::Entry*> closures;
+    // References not judged: their scope holds a library that was not found (missing-soname
+    // covers them) or one the host provides (its exports are unknown), or a standalone object's
+    // unversioned references.
+    size_t unjudged = 0;
+};
+
 // Binds the references of every object of `session` from index `first` on. Objects are read
-// again with their symbols from `tree` when the session's copy lacks them.
+// again with their symbols from `tree` when the session's copy lacks them. One call at a time
+// per memo; other threads may meanwhile count_references() of earlier results.
 BindResult bind_symbols(const loader::LoadSession& session, size_t first, const ScopePlan& plan,
                         const fs::FileTree& tree, ExportIndexCache& indexes, BindingMemo& memo);
+
+// Adds to result.references those of its closures no earlier counted result had.
+void count_references(BindResult& result);
 
 }  // namespace rootlock::check

@@ -88,6 +88,7 @@ std::string_view c_prefix(std::string_view name) {
 }
 
 size_t ExportIndex::c_prefix_count(std::string_view name) const {
+    count_prefixes();
     std::string_view prefix = c_prefix(name);
     auto found = prefix.empty() ? m_c_prefixes.end() : m_c_prefixes.find(prefix);
     return found == m_c_prefixes.end() ? 0 : found->second;
@@ -97,7 +98,6 @@ ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std:
     const elf::SymbolTable& symbols = m_info->symbols;
     struct Found {
         uint64_t hash;
-        elf::NamePool::Id name;
         uint32_t symbol;
     };
     std::vector<Found> found;
@@ -107,12 +107,7 @@ ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std:
         const elf::NamePool::Id id = symbols.name_id(i);
         if (id == elf::NamePool::k_empty)
             continue;
-        found.push_back(Found{hash_name(id), id, static_cast<uint32_t>(i)});
-        const std::string_view name = symbols.name(i);
-        if (auto space = mangled_namespace(name); !space.empty())
-            ++m_namespaces[space];
-        else if (auto prefix = c_prefix(name); !prefix.empty())
-            ++m_c_prefixes[prefix];
+        found.push_back(Found{hash_name(id), static_cast<uint32_t>(i)});
     }
     // One or two exports a bucket; eight to sixteen filter bits an export (two set), which
     // lets about one miss in twenty through to the buckets.
@@ -136,7 +131,7 @@ ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std:
     std::vector<uint32_t> fill(m_buckets.begin(), m_buckets.end() - 1);
     for (const auto& export_found : found) {
         uint32_t& at = fill[bucket_of(export_found.hash, m_bucket_mask)];
-        m_exports[at++] = Export{export_found.name, export_found.symbol};
+        m_exports[at++] = export_found.symbol;
     }
 }
 
@@ -161,15 +156,30 @@ bool ExportIndex::defines(elf::NamePool::Id name, uint64_t hash, std::string_vie
     if ((m_bloom[bloom_word_of(hash, m_bloom_mask)] & bits) != bits)
         return false;
     const uint64_t bucket = bucket_of(hash, m_bucket_mask);
+    const elf::SymbolTable& symbols = m_info->symbols;
     for (uint32_t at = m_buckets[bucket]; at < m_buckets[bucket + 1]; ++at) {
-        const Export& candidate = m_exports[at];
-        if (candidate.name == name && matches(candidate.symbol, version))
+        const uint32_t candidate = m_exports[at];
+        if (symbols.name_id(candidate) == name && matches(candidate, version))
             return true;
     }
     return false;
 }
 
+void ExportIndex::count_prefixes() const {
+    std::call_once(m_prefixes_counted, [this] {
+        const elf::SymbolTable& symbols = m_info->symbols;
+        for (uint32_t symbol : m_exports) {
+            const std::string_view name = symbols.name(symbol);
+            if (auto space = mangled_namespace(name); !space.empty())
+                ++m_namespaces[space];
+            else if (auto prefix = c_prefix(name); !prefix.empty())
+                ++m_c_prefixes[prefix];
+        }
+    });
+}
+
 size_t ExportIndex::namespace_count(std::string_view mangled_prefix) const {
+    count_prefixes();
     auto found = m_namespaces.find(mangled_prefix);
     return found == m_namespaces.end() ? 0 : found->second;
 }

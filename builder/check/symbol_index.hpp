@@ -41,22 +41,23 @@ class ExportIndex {
   private:
     // Laid out as glibc's DT_GNU_HASH is, for the same reasons: a Bloom filter answers most
     // lookups (a scope walk asks dozens of objects that do not define the name) from one
-    // word, and the exports sit grouped by bucket, so the index costs 11 to 14 bytes an export
-    // and no pointers. A root holds half a million exports.
-    struct Export {
-        elf::NamePool::Id name = elf::NamePool::k_empty;
-        uint32_t symbol = 0;  // index into m_info->symbols
-    };
+    // word, and the exports sit grouped by bucket as indexes into the symbol table, whose
+    // entry holds the name: 7 to 10 bytes an export and no pointers. A root holds half a
+    // million exports.
     bool matches(uint32_t symbol, std::string_view version) const;
+    // Fills m_namespaces and m_c_prefixes on first use: only a missing symbol asks, and
+    // counting touches the name of every export.
+    void count_prefixes() const;
 
     std::shared_ptr<const elf::ElfInfo> m_info;  // keeps the symbols the index points into
     std::vector<uint64_t> m_bloom;               // a power of two of words, two bits an export
     std::vector<uint32_t> m_buckets;  // bucket -> first export; one more entry ends the last
-    std::vector<Export> m_exports;    // grouped by bucket
+    std::vector<uint32_t> m_exports;  // indexes into m_info->symbols, grouped by bucket
     uint64_t m_bloom_mask = 0;
     uint64_t m_bucket_mask = 0;
-    std::unordered_map<std::string_view, size_t> m_namespaces;
-    std::unordered_map<std::string_view, size_t> m_c_prefixes;
+    mutable std::once_flag m_prefixes_counted;
+    mutable std::unordered_map<std::string_view, size_t> m_namespaces;
+    mutable std::unordered_map<std::string_view, size_t> m_c_prefixes;
 };
 
 // The first top-level namespace of a mangled C++ name as its length-prefixed source name

@@ -148,6 +148,7 @@ int run_why(const WhyOptions& options) {
     if (!tree)
         return fail_usage(tree.error().text());
     check::CheckOptions check_options;
+    check_options.record_edges = true;
     if (!options.paths.empty())
         check_options.paths = options.paths;
     auto baseline = check::run_check(*tree.value(), check_options);

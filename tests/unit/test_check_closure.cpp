@@ -39,6 +39,23 @@ TEST_SUITE("rootlock::check") {
         CHECK(report.objects == 3);
     }
 
+    TEST_CASE("resolutions are kept for `why` only when asked") {
+        auto tree = make_fake_root();
+        add_elf(*tree, "/usr/bin/app", program_spec({"libc.so.6"}));
+        check::CheckOptions options;
+        auto plain = check::run_check(*tree, options);
+        REQUIRE(plain.ok());
+        CHECK(plain->edges.empty());
+        options.record_edges = true;
+        auto kept = check::run_check(*tree, options);
+        REQUIRE(kept.ok());
+        CHECK(std::any_of(kept->edges.begin(), kept->edges.end(), [](const check::Edge& edge) {
+            return edge.requester == "/usr/bin/app" && edge.name == "libc.so.6" &&
+                   !edge.provider.empty();
+        }));
+        CHECK(kept->problems.size() == plain->problems.size());
+    }
+
     TEST_CASE("one run names every missing soname with every object that needs it") {
         auto tree = make_fake_root();
         add_elf(*tree, "/usr/bin/one", program_spec({"libgone.so.1", "libc.so.6"}));

@@ -182,6 +182,40 @@ TEST_SUITE("rootlock::check") {
         CHECK(report.symbols == 8);
     }
 
+    TEST_CASE("programs bound beside their loading report as one by one, run after run") {
+        // Sixty programs through the session pipeline: each binds on its worker while the next
+        // loads, and merges in order. Which symbols go missing, who misses them, and the count
+        // of references must not depend on that, nor change between runs.
+        auto tree = make_fake_root();
+        add_elf(*tree, "/usr/lib/x86_64-linux-gnu/libhere.so.1",
+                exporting("libhere.so.1", {"here_a", "here_b"}));
+        for (int i = 0; i < 60; ++i) {
+            ElfSpec app = program_spec({"libhere.so.1", "libc.so.6"});
+            app.symbols = {undefined("here_a"), undefined("gone_" + std::to_string(i % 7))};
+            add_elf(*tree, "/usr/bin/app" + std::to_string(100 + i), app);
+        }
+        const auto first = run(*tree);
+        CHECK(first.symbols == 120);
+        auto found = of_kind(first, "undefined-symbol");
+        REQUIRE(found.size() == 7);
+        for (const auto* problem : found) {
+            const auto& symbols = problem->fields["symbols"];
+            REQUIRE(symbols.size() == 1);
+            const int k = std::stoi(symbols[0]["name"].get<std::string>().substr(5));
+            nlohmann::ordered_json expected = nlohmann::ordered_json::array();
+            for (int i = k; i < 60; i += 7)
+                expected.push_back("/usr/bin/app" + std::to_string(100 + i));
+            CHECK(problem->fields["needed_by"] == expected);
+        }
+        for (int again = 0; again < 4; ++again) {
+            const auto next = run(*tree);
+            CHECK(next.symbols == first.symbols);
+            REQUIRE(next.problems.size() == first.problems.size());
+            for (size_t p = 0; p < first.problems.size(); ++p)
+                CHECK(next.problems[p].fields == first.problems[p].fields);
+        }
+    }
+
     TEST_CASE("the main program's exports and the whole global scope satisfy a library") {
         auto tree = make_fake_root();
         // libuser needs host_api (from the program) and sibling (from a library it does not
