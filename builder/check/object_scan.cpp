@@ -176,13 +176,17 @@ Scan scan_objects(const fs::FileTree& tree, const std::vector<std::string>& path
                 // Shorter than an ELF header: nothing the loader could load or run.
                 if (stat.kind != fs::NodeKind::regular || stat.size < 64)
                     return;
-                if (seen.count(path) != 0)
+                // A file reached twice, through hard links or from two starting paths, is one
+                // object: its identity says so where the tree knows it (a path refused here
+                // need not be remembered: met again, it has the same identity), its path
+                // where it does not.
+                if (stat.identity != 0) {
+                    if (seen_identity.insert(stat.identity).second)
+                        pipeline.add(path);
                     return;
-                // A file reached twice through hard links is one object. (A path refused
-                // here need not be remembered: met again, it has the same identity.)
-                if (stat.identity != 0 && !seen_identity.insert(stat.identity).second)
-                    return;
-                seen.insert(pipeline.add(path));
+                }
+                if (seen.count(path) == 0)
+                    seen.insert(pipeline.add(path));
             });
         }
     }

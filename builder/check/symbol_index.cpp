@@ -101,6 +101,7 @@ ExportIndex::ExportIndex(std::shared_ptr<const elf::ElfInfo> info) : m_info(std:
         uint32_t symbol;
     };
     std::vector<Found> found;
+    found.reserve(symbols.size());  // grown step by step, it faulted in its pages again each time
     for (size_t i = 0; i < symbols.size(); ++i) {
         if (!exported(symbols, i))
             continue;

@@ -34,15 +34,24 @@ bool mark_table(const Context& context, const DynamicTable& dynamic, uint64_t ad
     const uint64_t first = std::min(skip, total);
     if (first == total)
         return true;
-    auto bytes = context.read(placement->offset + first * entry, (total - first) * entry);
-    if (!bytes)
-        return false;
-    for (uint64_t i = 0; i < total - first; ++i) {
-        const std::byte* at = bytes->data() + i * entry + word;  // r_info
-        const uint64_t info = codec.is64() ? codec.u64(at) : codec.u32(at);
-        const uint64_t symbol = codec.is64() ? info >> 32 : info >> 8;
-        if (symbol != 0 && symbol < marks.size())
-            marks[symbol] |= kind;
+    // Read a few thousand entries at a time through one buffer: the table can be megabytes
+    // (libtorch's are), and a buffer that large is fresh pages each time, whose faults cost
+    // more than reading the entries.
+    constexpr uint64_t k_chunk_entries = 2048;
+    util::ByteBuffer chunk;
+    for (uint64_t done = first; done < total;) {
+        const uint64_t count = std::min(k_chunk_entries, total - done);
+        chunk.resize(static_cast<size_t>(count * entry));
+        if (!context.source().read_at(placement->offset + done * entry, chunk))
+            return false;
+        for (uint64_t i = 0; i < count; ++i) {
+            const std::byte* at = chunk.data() + i * entry + word;  // r_info
+            const uint64_t info = codec.is64() ? codec.u64(at) : codec.u32(at);
+            const uint64_t symbol = codec.is64() ? info >> 32 : info >> 8;
+            if (symbol != 0 && symbol < marks.size())
+                marks[symbol] |= kind;
+        }
+        done += count;
     }
     return true;
 }

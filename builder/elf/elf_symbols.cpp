@@ -125,8 +125,8 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
         !status) {
         return status.error();
     }
-    util::ByteBuffer versym;
     uint64_t versym_offset = 0;
+    bool has_versym = false;
     if (const DynEntry* versym_entry = dynamic.last(k_dt_versym)) {
         ROOTLOCK_TRY(versym_at,
                      context.place(versym_entry->value, versym_entry->offset, "DT_VERSYM"));
@@ -135,11 +135,9 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
             !status) {
             return status.error();
         }
-        ROOTLOCK_TRY(bytes, context.read(versym_at.offset, count * 2));
-        versym = std::move(bytes);
         versym_offset = versym_at.offset;
+        has_versym = true;
     }
-    ROOTLOCK_TRY(table, context.read(table_at.offset, count * entry_size));
 
     SymbolTable& symbols = info.symbols;
     symbols.reserve(static_cast<size_t>(count - 1));
@@ -148,36 +146,57 @@ Status read_symbols(const Context& context, const DynamicTable& dynamic, const S
     // The names, views into the string table until the pool has them all (one lock for all).
     std::vector<std::string_view> names;
     names.reserve(static_cast<size_t>(count - 1));
-    for (uint64_t i = 1; i < count; ++i) {
-        const std::byte* p = table.data() + i * entry_size;
-        const uint64_t offset = table_at.offset + i * entry_size;
-        const uint32_t name_index = codec.u32(p);
-        const uint8_t st_info = std::to_integer<uint8_t>(p[codec.is64() ? 4 : 12]);
-        const uint16_t shndx = codec.u16(p + (codec.is64() ? 6 : 14));
-        ROOTLOCK_TRY(name, strings.get(name_index, offset, "symbol name"));
-        bool hidden = false;
-        uint16_t version_id = SymbolTable::k_no_version;
-        if (!versym.empty()) {
-            const uint16_t value = codec.u16(versym.data() + i * 2);
-            hidden = (value & k_versym_hidden) != 0;
-            const uint16_t index = static_cast<uint16_t>(value & 0x7fffU);
-            if (index >= 2) {  // 0 is local, 1 is global: neither names a version
-                const std::string_view* version = versions.find(index);
-                if (version == nullptr) {
-                    return context.fail(
-                        versym_offset + i * 2,
-                        fmt::format("symbol {} ({}) has version index {}, which no version "
-                                    "definition or need declares",
-                                    i, util::printable(name), index));
-                }
-                int32_t& id = version_ids[index];
-                if (id < 0)
-                    id = symbols.intern_version(*version);
-                version_id = static_cast<uint16_t>(id);
+    // The symbol and version tables are read a few thousand entries at a time through the same
+    // two buffers: libtorch's are a megabyte, and buffers that large are fresh pages each time.
+    constexpr uint64_t k_chunk_symbols = 2048;
+    util::ByteBuffer table;
+    util::ByteBuffer versym;
+    for (uint64_t first = 1; first < count;) {
+        const uint64_t chunk = std::min(k_chunk_symbols, count - first);
+        table.resize(static_cast<size_t>(chunk * entry_size));
+        if (auto status = context.source().read_at(table_at.offset + first * entry_size, table);
+            !status) {
+            return status.error();
+        }
+        if (has_versym) {
+            versym.resize(static_cast<size_t>(chunk * 2));
+            if (auto status = context.source().read_at(versym_offset + first * 2, versym);
+                !status) {
+                return status.error();
             }
         }
-        names.push_back(name);
-        symbols.add(NamePool::k_empty, version_id, st_info, shndx != 0, hidden);
+        for (uint64_t i = first; i < first + chunk; ++i) {
+            const std::byte* p = table.data() + (i - first) * entry_size;
+            const uint64_t offset = table_at.offset + i * entry_size;
+            const uint32_t name_index = codec.u32(p);
+            const uint8_t st_info = std::to_integer<uint8_t>(p[codec.is64() ? 4 : 12]);
+            const uint16_t shndx = codec.u16(p + (codec.is64() ? 6 : 14));
+            ROOTLOCK_TRY(name, strings.get(name_index, offset, "symbol name"));
+            bool hidden = false;
+            uint16_t version_id = SymbolTable::k_no_version;
+            if (has_versym) {
+                const uint16_t value = codec.u16(versym.data() + (i - first) * 2);
+                hidden = (value & k_versym_hidden) != 0;
+                const uint16_t index = static_cast<uint16_t>(value & 0x7fffU);
+                if (index >= 2) {  // 0 is local, 1 is global: neither names a version
+                    const std::string_view* version = versions.find(index);
+                    if (version == nullptr) {
+                        return context.fail(
+                            versym_offset + i * 2,
+                            fmt::format("symbol {} ({}) has version index {}, which no version "
+                                        "definition or need declares",
+                                        i, util::printable(name), index));
+                    }
+                    int32_t& id = version_ids[index];
+                    if (id < 0)
+                        id = symbols.intern_version(*version);
+                    version_id = static_cast<uint16_t>(id);
+                }
+            }
+            names.push_back(name);
+            symbols.add(NamePool::k_empty, version_id, st_info, shndx != 0, hidden);
+        }
+        first += chunk;
     }
     std::vector<NamePool::Id> ids(names.size());
     NamePool::shared().intern(names, ids);
