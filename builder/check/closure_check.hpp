@@ -46,9 +46,9 @@ struct CheckReport {
     bool ok = true;
     size_t objects = 0;  // ELF objects checked
     size_t symbols = 0;  // undefined symbol references bound (each object once per scope)
-    std::vector<Problem> problems;                              // sorted
-    std::vector<std::string> notes;                             // sorted, unique
-    std::set<Edge> edges;  // every resolution made, with CheckOptions::record_edges
+    std::vector<Problem> problems;   // sorted
+    std::vector<std::string> notes;  // sorted, unique
+    std::set<Edge> edges;            // every resolution made, with CheckOptions::record_edges
     std::map<std::string, std::vector<std::string>> providers;  // soname -> files providing it
     std::vector<std::string> without_hidden;                    // paths hidden by --without, sorted
 };

@@ -117,8 +117,7 @@ void record_edge(Collector& out, const loader::Request& request,
     edge.requester = canonical_of(requester);
     edge.name = request.name;
     edge.provider = provider.canonical;
-    edge.path =
-        provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
+    edge.path = provider.faked || provider.via == loader::Via::host_provided ? "" : provider.name;
     edge.via = std::string(loader::via_name(request.via));
     if (provider.via == loader::Via::rpath && provider.via_object >= 0 &&
         request.via != loader::Via::already_loaded) {

@@ -55,7 +55,7 @@ struct Collector {
     std::map<std::string, int> cuda_loaded;
     std::map<std::string, std::set<std::string>> interpreters;  // missing PT_INTERP -> programs
     std::unordered_set<std::string> checked;  // objects whose needs were checked (canonical)
-    bool record_edges = false;  // fill `edges` (CheckOptions::record_edges)
+    bool record_edges = false;                // fill `edges` (CheckOptions::record_edges)
     std::unordered_set<Edge, EdgeHash> edges;
     // Symbol binding: one export index per object, shared by every namespace.
     const fs::FileTree* tree = nullptr;

@@ -33,7 +33,9 @@ void SessionPipeline::submit(std::unique_ptr<const loader::LoadSession> session,
     merge_bound(k_max_in_flight);
 }
 
-void SessionPipeline::drain() { merge_bound(0); }
+void SessionPipeline::drain() {
+    merge_bound(0);
+}
 
 void SessionPipeline::merge_bound(size_t keep) {
     while (true) {
@@ -65,7 +67,8 @@ void SessionPipeline::work() {
         Job* job = nullptr;
         {
             std::unique_lock lock(m_mutex);
-            m_to_bind.wait(lock, [&] { return m_stop || m_bound_count < m_merged + m_jobs.size(); });
+            m_to_bind.wait(lock,
+                           [&] { return m_stop || m_bound_count < m_merged + m_jobs.size(); });
             if (m_bound_count == m_merged + m_jobs.size())
                 return;  // stopped, nothing left
             job = &m_jobs[m_bound_count - m_merged];

@@ -53,8 +53,8 @@ class SessionPipeline {
     std::mutex m_mutex;
     std::condition_variable m_to_bind;
     std::condition_variable m_bound;
-    std::deque<Job> m_jobs;  // unmerged, in submission order
-    size_t m_merged = 0;     // jobs merged (and popped) so far
+    std::deque<Job> m_jobs;    // unmerged, in submission order
+    size_t m_merged = 0;       // jobs merged (and popped) so far
     size_t m_bound_count = 0;  // jobs bound so far: m_jobs[m_bound_count - m_merged] is next
     bool m_stop = false;
     std::thread m_worker;  // none on a single core: submit() binds and merges at once

@@ -129,7 +129,9 @@ class Ring {
 
   private:
     enum class Op : uint8_t { open, read, close };
-    static uint64_t tag(unsigned file, Op op) { return uint64_t{file} * 3 + static_cast<uint64_t>(op); }
+    static uint64_t tag(unsigned file, Op op) {
+        return uint64_t{file} * 3 + static_cast<uint64_t>(op);
+    }
 
     // Nothing reached the kernel: the ring can go, and with it whatever was queued.
     bool abandon_unsubmitted() {
@@ -173,7 +175,9 @@ Ring* thread_ring() {
 
 }  // namespace
 
-bool head_reads_use_io_uring() { return thread_ring() != nullptr; }
+bool head_reads_use_io_uring() {
+    return thread_ring() != nullptr;
+}
 
 std::vector<HeadRead> read_heads(int dir_fd, std::span<const std::string_view> names,
                                  HeadReadMethod method) {

@@ -29,8 +29,8 @@ struct NoInitAllocator : std::allocator<T> {
     }
     template <typename U, typename... Args>
     void construct(U* at, Args&&... args) {
-        std::allocator_traits<std::allocator<T>>::construct(
-            static_cast<std::allocator<T>&>(*this), at, std::forward<Args>(args)...);
+        std::allocator_traits<std::allocator<T>>::construct(static_cast<std::allocator<T>&>(*this),
+                                                            at, std::forward<Args>(args)...);
     }
 };
 

@@ -39,7 +39,7 @@ std::vector<std::string> fill_kinds(TempDir& root) {
     root.make_symlink("link.so", "libz.so.1");
     root.make_dirs("dir.so");
     REQUIRE(::mkfifo((root / "fifo.so").c_str(), 0644) == 0);
-    return {"libz.so.1", "text", "exact",  "short",  "empty",  "torn.so",
+    return {"libz.so.1", "text",   "exact",   "short",   "empty", "torn.so",
             "link.so",   "dir.so", "fifo.so", "gone.so", "text"};
 }
 
@@ -70,7 +70,8 @@ void check_same(const std::vector<HeadRead>& fast, const std::vector<HeadRead>& 
 
 TEST_SUITE("rootlock::fs") {
     TEST_CASE("read_heads: io_uring and plain reads agree on every kind of entry") {
-        MESSAGE("io_uring on this machine: " << std::string(head_reads_use_io_uring() ? "yes" : "no"));
+        MESSAGE(
+            "io_uring on this machine: " << std::string(head_reads_use_io_uring() ? "yes" : "no"));
         TempDir root;
         const auto owned = fill_kinds(root);
         const std::vector<std::string_view> names(owned.begin(), owned.end());
@@ -105,7 +106,8 @@ TEST_SUITE("rootlock::fs") {
             // Every fifth file is missing, every seventh short: failures spread over batches.
             if (i % 5 == 0)
                 continue;
-            root.write_file(owned.back(), std::to_string(i) + std::string(i % 7 == 0 ? 0 : 80, '.'));
+            root.write_file(owned.back(),
+                            std::to_string(i) + std::string(i % 7 == 0 ? 0 : 80, '.'));
         }
         const std::vector<std::string_view> names(owned.begin(), owned.end());
         Directory dir(root.path());
@@ -118,8 +120,8 @@ TEST_SUITE("rootlock::fs") {
                 continue;
             }
             const std::string number = std::to_string(i);
-            CHECK(std::string(reinterpret_cast<const char*>(fast[i].bytes.data()),
-                              number.size()) == number);
+            CHECK(std::string(reinterpret_cast<const char*>(fast[i].bytes.data()), number.size()) ==
+                  number);
         }
         CHECK(read_heads(dir.fd, {}).empty());
     }
