@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <algorithm>
 #include <memory>
+#include <unordered_set>
 
 #include "check/closure_collect.hpp"
 #include "check/cuda_rules.hpp"
@@ -20,10 +21,12 @@
 namespace rootlock::check {
 
 using detail::canonical_of;
+using detail::add_requesters;
 using detail::collect_session;
 using detail::Collector;
 using detail::emit_problems;
 using detail::SessionPipeline;
+using detail::Since;
 using detail::since;
 
 namespace {
@@ -132,35 +135,45 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
         plan.bind_now = true;  // CPython's default dlopen flags are RTLD_NOW
         pipeline.submit(std::move(session), std::move(plan), since(*base));
     }
-    // What the orphan loop below skips depends on everything collected before it.
-    pipeline.drain();
     // Libraries nobody in the tree loads: on their own, dlopened by the environment's
-    // interpreter when they sit in one, else as `ld.so --list` would load them.
+    // interpreter when they sit in one, else as `ld.so --list` would load them. One that an
+    // earlier session checked is skipped: `checked` holds what the merged sessions checked,
+    // `loaded` adds what the sessions still in the pipeline will (known once they are loaded),
+    // so the sessions are the ones a loop collecting each in turn would make.
+    pipeline.drain();
+    std::unordered_set<std::string> loaded;
     for (const auto& object : scan.objects) {
-        if (object.role != Role::library || collector.checked.count(object.path) != 0)
+        if (object.role != Role::library || collector.checked.count(object.path) != 0 ||
+            loaded.count(object.path) != 0)
             continue;
         if (object.info->needed.empty()) {
             collector.checked.insert(object.path);
             continue;
         }
+        std::unique_ptr<loader::LoadSession> session;
+        ScopePlan plan;
+        Since from;
         if (object.environment >= 0 && bases[static_cast<size_t>(object.environment)]) {
             // In an environment with torch, whatever loads it runs after `import torch` (torch
             // opens libtorch_cuda_linalg.so, and with it cuSOLVER, lazily).
             const size_t env = static_cast<size_t>(object.environment);
             const bool after_torch = torch_bases[env] != nullptr;
             const loader::LoadSession& base = after_torch ? *torch_bases[env] : *bases[env];
-            loader::LoadSession session(base);
-            ScopePlan plan{after_torch ? torch_roots[env] : std::vector<int>{base.main_index()}, -1,
-                           true, true};
-            plan.local_root = session.dlopen(object.path);
-            collect_session(session, collector, plan, since(base));
+            session = std::make_unique<loader::LoadSession>(base);
+            plan = ScopePlan{after_torch ? torch_roots[env] : std::vector<int>{base.main_index()},
+                             -1, true, true};
+            plan.local_root = session->dlopen(object.path);
+            from = since(base);
         } else {
-            loader::LoadSession session(context);
-            if (session.load_main(object.path, false))
-                collect_session(session, collector,
-                                ScopePlan{{session.main_index()}, -1, false, true});
+            session = std::make_unique<loader::LoadSession>(context);
+            if (!session->load_main(object.path, false))
+                continue;
+            plan = ScopePlan{{session->main_index()}, -1, false, true};
         }
+        add_requesters(*session, from, loaded);
+        pipeline.submit(std::move(session), std::move(plan), from);
     }
+    pipeline.drain();
 
     CheckReport report;
     report.objects = scan.objects.size();

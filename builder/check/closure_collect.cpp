@@ -128,6 +128,14 @@ void record_edge(Collector& out, const loader::Request& request,
 
 }  // namespace
 
+void add_requesters(const loader::LoadSession& session, Since from,
+                    std::unordered_set<std::string>& checked) {
+    const auto& objects = session.objects();
+    const auto& requests = session.requests();
+    for (size_t r = from.requests; r < requests.size(); ++r)
+        checked.insert(canonical_of(objects[static_cast<size_t>(requests[r].requester)]));
+}
+
 BindResult bind_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
                         Since from) {
     return bind_symbols(session, from.objects, plan, *out.tree, out.indexes, out.memo);
@@ -162,12 +170,12 @@ void merge_session(const loader::LoadSession& session, Collector& out, const Sco
         out.interpreters[session.missing_interpreter()].insert(
             canonical_of(objects[static_cast<size_t>(session.main_index())]));
     }
+    add_requesters(session, from, out.checked);
     const auto& requests = session.requests();
     for (size_t r = from.requests; r < requests.size(); ++r) {
         const auto& request = requests[r];
         const auto& requester = objects[static_cast<size_t>(request.requester)];
         const auto& provider = objects[static_cast<size_t>(request.object)];
-        out.checked.insert(canonical_of(requester));
         if (out.record_edges)
             record_edge(out, request, objects);
         if (!provider.faked)

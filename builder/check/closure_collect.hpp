@@ -103,6 +103,11 @@ BindResult bind_session(const loader::LoadSession& session, Collector& out, cons
 void merge_session(const loader::LoadSession& session, Collector& out, const ScopePlan& plan,
                    Since from, BindResult bound);
 
+// The objects whose needs `session` checked (each requester of its requests from `from`
+// on), as merging it adds them to Collector::checked: known once the session is loaded.
+void add_requesters(const loader::LoadSession& session, Since from,
+                    std::unordered_set<std::string>& checked);
+
 // The problems of the merged findings (symbols and providers emit their own).
 void emit_problems(const Collector& in, const Scan& scan, std::vector<Problem>& problems);
 
