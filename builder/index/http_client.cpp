@@ -17,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "index/curl_loader.hpp"
 #include "index/http_text.hpp"
 #include "util/sha256.hpp"
 
@@ -358,7 +359,10 @@ struct HttpClient::Engine {
     util::Status start_attempt(Transfer& t) {
         t.easy.reset(curl_easy_init());
         if (!t.easy || !multi)
-            return util::make_network_error(t.shown, "cannot start a transfer");
+            return util::make_network_error(t.shown,
+                                            curl_load_error().empty()
+                                                ? "cannot start a transfer"
+                                                : "cannot start a transfer: " + curl_load_error());
         t.error_buffer[0] = '\0';
         t.abort.reset();
         t.restart_reason.clear();
@@ -383,7 +387,10 @@ struct HttpClient::Engine {
         if (!configured)
             return configured;
         if (curl_multi_add_handle(multi.get(), t.easy.get()) != CURLM_OK)
-            return util::make_network_error(t.shown, "cannot start a transfer");
+            return util::make_network_error(t.shown,
+                                            curl_load_error().empty()
+                                                ? "cannot start a transfer"
+                                                : "cannot start a transfer: " + curl_load_error());
         t.in_multi = true;
         ++t.attempts;
         ++requests_made;

@@ -151,3 +151,16 @@ def test_latin1_name_reported_in_text(rootlock, gpu_root, latin1_prog):
 def test_text_names_the_problem_without_colour_off_a_terminal(rootlock, gpu_root):
     proc = run_rootlock(rootlock, "check", "--root", gpu_root, "/opt/gpu", timeout=300)
     assert "\x1b[" not in proc.stdout and "libvendor.so.3" in proc.stdout, proc.stdout[-600:]
+
+
+@pytest.mark.parametrize("command", ["check", "ldd"])
+def test_offline_commands_do_not_load_libcurl(rootlock, gpu_root, command):
+    """check and ldd never open a socket: libcurl, and the two dozen libraries it brings, is
+    opened only when a command first needs the network, so the loader never maps it here."""
+    target = "/opt" if command == "check" else "/opt/gpu/prog"
+    proc = run_rootlock(rootlock, command, "--root", gpu_root, target,
+                        env=dict(os.environ, LD_DEBUG="files"))
+    assert "file=libc.so.6" in proc.stderr, "LD_DEBUG did not reach the loader"
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    loaded = [line for line in proc.stderr.splitlines() if "libcurl" in line]
+    assert not loaded, f"rootlock {command} loaded libcurl: {loaded[:3]}"

@@ -1,0 +1,215 @@
+// The curl functions rootlock calls, forwarding to libcurl.so.4 opened on first use; see
+// curl_loader.hpp. Each name is defined in parentheses: with optimisation, curl's headers make
+// curl_easy_setopt and curl_easy_getinfo macros that check argument types.
+#include "index/curl_loader.hpp"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <mutex>
+
+namespace rootlock::index {
+
+namespace {
+
+struct Library {
+    void* handle = nullptr;
+    std::string error;
+    CURLcode (*global_init)(long) = nullptr;
+    CURL* (*easy_init)() = nullptr;
+    void (*easy_cleanup)(CURL*) = nullptr;
+    CURLcode (*easy_setopt)(CURL*, CURLoption, ...) = nullptr;
+    CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...) = nullptr;
+    const char* (*easy_strerror)(CURLcode) = nullptr;
+    CURLM* (*multi_init)() = nullptr;
+    CURLMcode (*multi_cleanup)(CURLM*) = nullptr;
+    CURLMcode (*multi_setopt)(CURLM*, CURLMoption, ...) = nullptr;
+    CURLMcode (*multi_add_handle)(CURLM*, CURL*) = nullptr;
+    CURLMcode (*multi_remove_handle)(CURLM*, CURL*) = nullptr;
+    CURLMcode (*multi_perform)(CURLM*, int*) = nullptr;
+    CURLMsg* (*multi_info_read)(CURLM*, int*) = nullptr;
+    CURLMcode (*multi_poll)(CURLM*, curl_waitfd*, unsigned int, int, int*) = nullptr;
+    curl_slist* (*slist_append)(curl_slist*, const char*) = nullptr;
+    void (*slist_free_all)(curl_slist*) = nullptr;
+};
+
+template <typename Function>
+void bind_symbol(Library& library, Function& function, const char* name) {
+    if (!library.error.empty())
+        return;
+    void* address = ::dlsym(library.handle, name);
+    if (address == nullptr) {
+        library.error = std::string("libcurl.so.4 has no ") + name;
+        return;
+    }
+    function = reinterpret_cast<Function>(address);
+}
+
+const Library& curl_library() {
+    static Library loaded;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        loaded.handle = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+        if (loaded.handle == nullptr) {
+            const char* why = ::dlerror();
+            loaded.error = why != nullptr ? why : "libcurl.so.4 could not be opened";
+            return;
+        }
+        bind_symbol(loaded, loaded.global_init, "curl_global_init");
+        bind_symbol(loaded, loaded.easy_init, "curl_easy_init");
+        bind_symbol(loaded, loaded.easy_cleanup, "curl_easy_cleanup");
+        bind_symbol(loaded, loaded.easy_setopt, "curl_easy_setopt");
+        bind_symbol(loaded, loaded.easy_getinfo, "curl_easy_getinfo");
+        bind_symbol(loaded, loaded.easy_strerror, "curl_easy_strerror");
+        bind_symbol(loaded, loaded.multi_init, "curl_multi_init");
+        bind_symbol(loaded, loaded.multi_cleanup, "curl_multi_cleanup");
+        bind_symbol(loaded, loaded.multi_setopt, "curl_multi_setopt");
+        bind_symbol(loaded, loaded.multi_add_handle, "curl_multi_add_handle");
+        bind_symbol(loaded, loaded.multi_remove_handle, "curl_multi_remove_handle");
+        bind_symbol(loaded, loaded.multi_perform, "curl_multi_perform");
+        bind_symbol(loaded, loaded.multi_info_read, "curl_multi_info_read");
+        bind_symbol(loaded, loaded.multi_poll, "curl_multi_poll");
+        bind_symbol(loaded, loaded.slist_append, "curl_slist_append");
+        bind_symbol(loaded, loaded.slist_free_all, "curl_slist_free_all");
+    });
+    return loaded;
+}
+
+bool curl_usable(const Library& library) {
+    return library.error.empty();
+}
+
+}  // namespace
+
+std::string curl_load_error() {
+    return curl_library().error;
+}
+
+}  // namespace rootlock::index
+
+using rootlock::index::curl_library;
+using rootlock::index::curl_usable;
+
+// Options and infos are typed by their number range (curl.h's CURLOPTTYPE_*, CURLINFO_*), as
+// libcurl itself reads its variadic argument: a long, a pointer (object, string, list or
+// function) or a curl_off_t. Each is read as what it is and passed on as that.
+extern "C" {
+
+CURLcode(curl_global_init)(long flags) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.global_init(flags) : CURLE_FAILED_INIT;
+}
+
+CURL*(curl_easy_init)(void) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.easy_init() : nullptr;
+}
+
+void(curl_easy_cleanup)(CURL* handle) {
+    const auto& l = curl_library();
+    if (curl_usable(l))
+        l.easy_cleanup(handle);
+}
+
+CURLcode(curl_easy_setopt)(CURL* handle, CURLoption option, ...) {
+    const auto& l = curl_library();
+    if (!curl_usable(l))
+        return CURLE_FAILED_INIT;
+    va_list arguments;
+    va_start(arguments, option);
+    CURLcode code = CURLE_OK;
+    if (option < CURLOPTTYPE_OBJECTPOINT) {
+        code = l.easy_setopt(handle, option, va_arg(arguments, long));
+    } else if (option < CURLOPTTYPE_OFF_T || option >= CURLOPTTYPE_BLOB) {
+        code = l.easy_setopt(handle, option, va_arg(arguments, void*));
+    } else {
+        code = l.easy_setopt(handle, option, va_arg(arguments, curl_off_t));
+    }
+    va_end(arguments);
+    return code;
+}
+
+CURLcode(curl_easy_getinfo)(CURL* handle, CURLINFO info, ...) {
+    const auto& l = curl_library();
+    if (!curl_usable(l))
+        return CURLE_FAILED_INIT;
+    va_list arguments;
+    va_start(arguments, info);
+    void* out = va_arg(arguments, void*);  // every info is written through a pointer
+    va_end(arguments);
+    return l.easy_getinfo(handle, info, out);
+}
+
+const char*(curl_easy_strerror)(CURLcode code) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.easy_strerror(code) : "libcurl.so.4 could not be loaded";
+}
+
+CURLM*(curl_multi_init)(void) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.multi_init() : nullptr;
+}
+
+CURLMcode(curl_multi_cleanup)(CURLM* multi) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.multi_cleanup(multi) : CURLM_INTERNAL_ERROR;
+}
+
+CURLMcode(curl_multi_setopt)(CURLM* multi, CURLMoption option, ...) {
+    const auto& l = curl_library();
+    if (!curl_usable(l))
+        return CURLM_INTERNAL_ERROR;
+    va_list arguments;
+    va_start(arguments, option);
+    CURLMcode code = CURLM_OK;
+    if (option < CURLOPTTYPE_OBJECTPOINT) {
+        code = l.multi_setopt(multi, option, va_arg(arguments, long));
+    } else if (option < CURLOPTTYPE_OFF_T) {
+        code = l.multi_setopt(multi, option, va_arg(arguments, void*));
+    } else {
+        code = l.multi_setopt(multi, option, va_arg(arguments, curl_off_t));
+    }
+    va_end(arguments);
+    return code;
+}
+
+CURLMcode(curl_multi_add_handle)(CURLM* multi, CURL* handle) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.multi_add_handle(multi, handle) : CURLM_INTERNAL_ERROR;
+}
+
+CURLMcode(curl_multi_remove_handle)(CURLM* multi, CURL* handle) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.multi_remove_handle(multi, handle) : CURLM_INTERNAL_ERROR;
+}
+
+CURLMcode(curl_multi_perform)(CURLM* multi, int* running) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.multi_perform(multi, running) : CURLM_INTERNAL_ERROR;
+}
+
+CURLMsg*(curl_multi_info_read)(CURLM* multi, int* left) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.multi_info_read(multi, left) : nullptr;
+}
+
+CURLMcode(curl_multi_poll)(CURLM* multi, curl_waitfd extra[], unsigned int extra_count,
+                           int timeout_ms, int* ready) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.multi_poll(multi, extra, extra_count, timeout_ms, ready)
+                          : CURLM_INTERNAL_ERROR;
+}
+
+curl_slist*(curl_slist_append)(curl_slist* list, const char* text) {
+    const auto& l = curl_library();
+    return curl_usable(l) ? l.slist_append(list, text) : nullptr;
+}
+
+void(curl_slist_free_all)(curl_slist* list) {
+    const auto& l = curl_library();
+    if (curl_usable(l))
+        l.slist_free_all(list);
+}
+
+}  // extern "C"
