@@ -29,7 +29,7 @@ enum class HeadReadMethod : uint8_t {
     plain,    // openat/pread/close one file at a time (tests compare the two)
 };
 
-// Opens each of `names` (single path components) in the directory `dir_fd` with O_NOFOLLOW and
+// Opens each of `names` (relative to the directory `dir_fd`, or absolute) with O_NOFOLLOW and
 // O_NONBLOCK, as a probe of what a listing called a regular file must (a symlink swapped in is
 // ELOOP, a FIFO does not block), and reads its first k_head_size bytes. The answers are in the
 // order of `names`.

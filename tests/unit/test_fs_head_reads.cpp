@@ -96,6 +96,13 @@ TEST_SUITE("rootlock::fs") {
         CHECK(fast[8].length == 0);
         CHECK(fast[9].error == ENOENT);
         CHECK(fast[10].bytes == fast[1].bytes);  // a name given twice is read twice
+
+        // Absolute paths, with no directory: the same answers.
+        std::vector<std::string> absolute;
+        for (std::string_view name : names)
+            absolute.push_back(root / name);
+        const std::vector<std::string_view> absolute_views(absolute.begin(), absolute.end());
+        check_same(read_heads(AT_FDCWD, absolute_views), plain, absolute_views);
     }
 
     TEST_CASE("read_heads: batches larger than one submission, in the order given") {
