@@ -62,10 +62,6 @@ struct FdCloser {
     }
 };
 
-struct DirCloser {
-    void operator()(DIR* dir) const { ::closedir(dir); }
-};
-
 util::Error errno_error(std::string_view path, int error_number) {
     return util::make_error(std::string(path), errno_text(error_number));
 }
@@ -135,27 +131,32 @@ util::Status DirectoryTree::read_directory(std::string_view path, const OnEntry&
     auto host = host_path(path);
     if (!host)
         return no_such_path(path);
-    int fd = ::open(host->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
+    FdCloser directory{::open(host->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+    if (directory.fd < 0)
         return errno_error(path, errno == ELOOP ? ENOTDIR : errno);
-    std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd));
-    if (!dir) {
-        int saved = errno;
-        ::close(fd);
-        return errno_error(path, saved);
-    }
+    // getdents64(2) into one buffer per thread: opendir(3) adds an fcntl and a 32 KiB
+    // allocation to every directory (4,700 of them under a torch root's /usr) for the same
+    // calls. Records are struct dirent64, which is struct dirent on 64-bit glibc.
+    static_assert(sizeof(struct dirent) == sizeof(struct dirent64));
+    thread_local std::array<uint64_t, 4096> buffer;  // 32 KiB, 8-byte aligned as records are
     while (true) {
-        errno = 0;
-        const struct dirent* found = ::readdir(dir.get());
-        if (found == nullptr) {
-            if (errno != 0)
-                return errno_error(path, errno);
-            return util::ok_status();
+        const ssize_t got = ::getdents64(directory.fd, buffer.data(), sizeof(buffer));
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno_error(path, errno);
         }
-        std::string_view name = found->d_name;
-        if (name == "." || name == "..")
-            continue;
-        entry(::dirfd(dir.get()), *found);
+        if (got == 0)
+            return util::ok_status();
+        const auto* bytes = reinterpret_cast<const std::byte*>(buffer.data());
+        for (ssize_t at = 0; at < got;) {
+            const auto* found = reinterpret_cast<const struct dirent*>(bytes + at);
+            at += found->d_reclen;
+            const std::string_view name = found->d_name;
+            if (name == "." || name == "..")
+                continue;
+            entry(directory.fd, *found);
+        }
     }
 }
 
