@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <stdexcept>
+
+#include <sys/mman.h>
 
 namespace rootlock::elf {
 
@@ -94,8 +97,7 @@ NamePool::Id NamePool::store(std::string_view name) {
             throw std::length_error("symbol name pool exceeds 4 GiB");  // a container limit
         // Only a name longer than a chunk gets a bigger one, alone: every id's offset fits.
         const size_t capacity = std::max(k_chunk_size, record);
-        // Not value-initialised: pages of a chunk are touched only as names fill them.
-        m_chunks[m_chunk_ends.size()] = std::unique_ptr<std::byte[]>(new std::byte[capacity]);
+        m_chunks[m_chunk_ends.size()] = map_chunk(capacity);
         m_chunk_ends.push_back(0);
         m_chunk_capacity = capacity;
     }
@@ -113,6 +115,18 @@ NamePool::Id NamePool::store(std::string_view name) {
     // A chunk of one long name takes nothing more.
     m_chunk_ends.back() = m_chunk_capacity > k_chunk_size ? m_chunk_capacity : offset + record;
     return static_cast<Id>((chunk << k_offset_bits) | offset);
+}
+
+void NamePool::ChunkUnmapper::operator()(std::byte* chunk) const {
+    ::munmap(chunk, size);
+}
+
+NamePool::Chunk NamePool::map_chunk(size_t size) {
+    void* chunk = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (chunk == MAP_FAILED)
+        throw std::bad_alloc();
+    return Chunk(static_cast<std::byte*>(chunk), ChunkUnmapper{size});
 }
 
 void NamePool::grow() {
