@@ -20,8 +20,8 @@
 
 namespace rootlock::check {
 
-using detail::canonical_of;
 using detail::add_requesters;
+using detail::canonical_of;
 using detail::collect_session;
 using detail::Collector;
 using detail::emit_problems;
