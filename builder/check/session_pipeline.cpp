@@ -9,7 +9,8 @@ SessionPipeline::SessionPipeline(Collector& out) : m_out(out) {
 }
 
 SessionPipeline::~SessionPipeline() {
-    drain();
+    // No merging here: a pipeline left by an exception drops what it holds (merging could
+    // throw again). The worker finishes the session it is binding and stops.
     {
         std::lock_guard lock(m_mutex);
         m_stop = true;
@@ -69,8 +70,8 @@ void SessionPipeline::work() {
             std::unique_lock lock(m_mutex);
             m_to_bind.wait(lock,
                            [&] { return m_stop || m_bound_count < m_merged + m_jobs.size(); });
-            if (m_bound_count == m_merged + m_jobs.size())
-                return;  // stopped, nothing left
+            if (m_stop)
+                return;
             job = &m_jobs[m_bound_count - m_merged];
         }
         job->bound = bind_session(*job->session, m_out, job->plan, job->from);

@@ -20,7 +20,8 @@ namespace rootlock::check::detail {
 class SessionPipeline {
   public:
     // `out` must outlive the pipeline; while sessions are in flight, the caller may load new
-    // sessions but must not touch `out` except through the pipeline.
+    // sessions but must not touch `out` except through the pipeline. drain() before reading
+    // `out`: the destructor drops sessions not merged yet.
     explicit SessionPipeline(Collector& out);
     SessionPipeline(const SessionPipeline&) = delete;
     SessionPipeline& operator=(const SessionPipeline&) = delete;
