@@ -80,6 +80,20 @@ bool curl_usable(const Library& library) {
     return library.error.empty();
 }
 
+// Passes a setopt's variadic value on as the type its option's number says (curl.h's
+// CURLOPTTYPE_* ranges, which easy and multi options share), as libcurl itself reads it: a
+// long, a pointer (object, string, list, function or blob) or a curl_off_t.
+template <typename Code, typename Handle, typename Option>
+Code forward_option(Code (*set)(Handle*, Option, ...), Handle* handle, Option option,
+                    va_list arguments) {
+    const auto number = static_cast<long>(option);
+    if (number < CURLOPTTYPE_OBJECTPOINT)
+        return set(handle, option, va_arg(arguments, long));
+    if (number < CURLOPTTYPE_OFF_T || number >= CURLOPTTYPE_BLOB)
+        return set(handle, option, va_arg(arguments, void*));
+    return set(handle, option, va_arg(arguments, curl_off_t));
+}
+
 }  // namespace
 
 std::string curl_load_error() {
@@ -90,10 +104,19 @@ std::string curl_load_error() {
 
 using rootlock::index::curl_library;
 using rootlock::index::curl_usable;
+using rootlock::index::forward_option;
 
-// Options and infos are typed by their number range (curl.h's CURLOPTTYPE_*, CURLINFO_*), as
-// libcurl itself reads its variadic argument: a long, a pointer (object, string, list or
-// function) or a curl_off_t. Each is read as what it is and passed on as that.
+// curl.h fixes the variadic functions' last named parameter as an enum (CURLoption,
+// CURLMoption, CURLINFO), which clang warns va_start about: an enum is promoted when passed.
+// These enums are int-sized with an int or unsigned underlying type, so the promoted type is
+// the one declared, as libcurl's own C definitions of these functions rely on.
+static_assert(sizeof(CURLoption) == sizeof(int) && sizeof(CURLMoption) == sizeof(int) &&
+              sizeof(CURLINFO) == sizeof(int));
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wvarargs"
+#endif
+
 extern "C" {
 
 CURLcode(curl_global_init)(long flags) {
@@ -118,14 +141,7 @@ CURLcode(curl_easy_setopt)(CURL* handle, CURLoption option, ...) {
         return CURLE_FAILED_INIT;
     va_list arguments;
     va_start(arguments, option);
-    CURLcode code = CURLE_OK;
-    if (option < CURLOPTTYPE_OBJECTPOINT) {
-        code = l.easy_setopt(handle, option, va_arg(arguments, long));
-    } else if (option < CURLOPTTYPE_OFF_T || option >= CURLOPTTYPE_BLOB) {
-        code = l.easy_setopt(handle, option, va_arg(arguments, void*));
-    } else {
-        code = l.easy_setopt(handle, option, va_arg(arguments, curl_off_t));
-    }
+    const CURLcode code = forward_option(l.easy_setopt, handle, option, arguments);
     va_end(arguments);
     return code;
 }
@@ -162,14 +178,7 @@ CURLMcode(curl_multi_setopt)(CURLM* multi, CURLMoption option, ...) {
         return CURLM_INTERNAL_ERROR;
     va_list arguments;
     va_start(arguments, option);
-    CURLMcode code = CURLM_OK;
-    if (option < CURLOPTTYPE_OBJECTPOINT) {
-        code = l.multi_setopt(multi, option, va_arg(arguments, long));
-    } else if (option < CURLOPTTYPE_OFF_T) {
-        code = l.multi_setopt(multi, option, va_arg(arguments, void*));
-    } else {
-        code = l.multi_setopt(multi, option, va_arg(arguments, curl_off_t));
-    }
+    const CURLMcode code = forward_option(l.multi_setopt, multi, option, arguments);
     va_end(arguments);
     return code;
 }
@@ -213,3 +222,7 @@ void(curl_slist_free_all)(curl_slist* list) {
 }
 
 }  // extern "C"
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
