@@ -11,6 +11,7 @@
 #include "elf/elf_reader.hpp"
 #include "fs/directory_tree.hpp"
 #include "fs/path_resolve.hpp"
+#include "support/probe_entries.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace rootlock;
@@ -177,19 +178,8 @@ TEST_SUITE("rootlock::fs") {
 
     TEST_CASE("DirectoryTree::probe_regular_elf answers as probe_elf, whatever the path became") {
         TempDir root;
-        std::filesystem::copy_file(k_host_libz, root / "libz.so.1");
-        root.write_file("text", std::string(100, 'x'));
+        write_probe_entries(root);
         root.write_file("short", std::string(63, 'x'));
-        root.write_file("empty", "");
-        // ELF magic with nothing after it: parsed, and refused with the reader's reason.
-        root.write_file("torn.so", std::string("\x7f"
-                                               "ELF\x02\x01\x01",
-                                               7) +
-                                       std::string(57, '\0'));
-        root.make_symlink("link.so", "libz.so.1");
-        root.make_dirs("dir.so");
-        // A FIFO where the walk saw a file: opened without O_NONBLOCK, the probe would hang.
-        REQUIRE(::mkfifo((root / "fifo.so").c_str(), 0644) == 0);
         auto tree = open_tree(root);
         auto probe = tree->probe_regular_elf("/libz.so.1", true);
         REQUIRE(probe.outcome == ElfProbe::Outcome::elf);

@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "fs/directory_tree.hpp"
 #include "fs/head_reads.hpp"
 #include "fs/hiding_tree.hpp"
+#include "support/probe_entries.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace rootlock;
@@ -27,18 +27,9 @@ constexpr const char* k_host_libz = "/lib/x86_64-linux-gnu/libz.so.1";
 // A directory holding each kind of entry a listing may call a regular file by the time it is
 // opened, and their names (one that does not exist among them).
 std::vector<std::string> fill_kinds(TempDir& root) {
-    std::filesystem::copy_file(k_host_libz, root / "libz.so.1");
-    root.write_file("text", std::string(100, 'x'));
+    write_probe_entries(root);
     root.write_file("exact", std::string(k_head_size, 'y'));
     root.write_file("short", std::string(10, 'z'));
-    root.write_file("empty", "");
-    root.write_file("torn.so", std::string("\x7f"
-                                           "ELF\x02\x01\x01",
-                                           7) +
-                                   std::string(57, '\0'));
-    root.make_symlink("link.so", "libz.so.1");
-    root.make_dirs("dir.so");
-    REQUIRE(::mkfifo((root / "fifo.so").c_str(), 0644) == 0);
     return {"libz.so.1", "text",   "exact",   "short",   "empty", "torn.so",
             "link.so",   "dir.so", "fifo.so", "gone.so", "text"};
 }
