@@ -15,11 +15,12 @@ DEMO_PACKAGES := build-essential cmake ninja-build pkg-config \
 	nlohmann-json3-dev libcli11-dev libfmt-dev libzstd-dev zlib1g-dev libisal-dev liburing-dev \
 	python3 python3-dev mmdebstrap apt-utils gpg gpgv debian-archive-keyring
 # Everything `make test` and `make bench` need besides: the e2e tests' referees, registries,
-# container tools and the arm64 toolchain and emulation.
+# container tools, the arm64 toolchain and emulation, and xfsprogs for a scratch filesystem that
+# shares blocks (tests/fixtures/reflink_fs: frames cloned into an image).
 DEB_PACKAGES := $(DEMO_PACKAGES) clang-format \
 	python3-pip python3-venv python3-pyelftools python3-pytest lxc pax-utils libtree hyperfine zstd time faketime unzip \
 	skopeo umoci docker-registry apache2-utils podman runc \
-	qemu-user-static binfmt-support arch-test gcc-aarch64-linux-gnu
+	qemu-user-static binfmt-support arch-test gcc-aarch64-linux-gnu xfsprogs
 
 # The fuzz targets' toolchain (clang 14 rejects lambdas capturing structured bindings).
 FUZZ_BUILD ?= build-fuzz

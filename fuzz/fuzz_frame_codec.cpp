@@ -1,5 +1,6 @@
 // The frame cache's readers of cached frames: any bytes may be a torn or foreign cache file,
-// and one whole frame of the input compressed must be recognised, its truncation not.
+// and one whole frame of the input compressed (padded to a block boundary) must be recognised,
+// its truncation not.
 #include <span>
 
 #include "fuzz_common.hpp"
@@ -13,6 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto frame = compress_frame(codec, 1, bytes, "fuzz");
         if (!rootlock::fuzz::check(frame))
             rootlock::fuzz::fail("a frame could not be compressed");
+        if (frame->size() % k_frame_alignment != 0)
+            rootlock::fuzz::fail("a frame does not end on a block boundary:",
+                                 frame_codec_name(codec));
         if (!is_whole_frame(codec, *frame))
             rootlock::fuzz::fail("a frame just compressed is not whole:", frame_codec_name(codec));
         if (is_whole_frame(codec, std::span(*frame).first(frame->size() - 1)))

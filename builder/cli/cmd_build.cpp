@@ -247,7 +247,9 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
         out["entries"] = outcome->entries;
         out["compiled"] = outcome->compiled;
         if (outcome->frames > 0)
-            out["frames"] = {{"written", outcome->frames}, {"reused", outcome->frames_reused}};
+            out["frames"] = {{"written", outcome->frames},
+                             {"reused", outcome->frames_reused},
+                             {"cloned", outcome->frames_cloned}};
         out["unchanged"] = outcome->unchanged;
         out["sbom"] = outcome->sbom_path;
         out["check"] = report;
@@ -269,6 +271,11 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
             "  unchanged: the image there was built from the same {} frames and is "
             "untouched since, so it was kept\n",
             outcome->frames);
+    else if (outcome->frames_cloned > 0)
+        fmt::print(
+            "  frames: {} of {} from the cache ({} sharing its blocks, not copied), the rest "
+            "compressed\n",
+            outcome->frames_reused, outcome->frames, outcome->frames_cloned);
     else if (outcome->frames > 0)
         fmt::print("  frames: {} of {} copied from the cache, the rest compressed\n",
                    outcome->frames_reused, outcome->frames);

@@ -3,6 +3,8 @@
 #include "image/file_writer.hpp"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,6 +100,38 @@ util::Status FileWriter::write(std::span<const std::byte> bytes) {
         }
     }
     return util::ok_status();
+}
+
+util::Result<bool> FileWriter::clone(int source_fd, uint64_t length) {
+    const uint64_t end = m_written + m_staged;
+    if (!m_may_clone || source_fd < 0 || length == 0 || end % k_alignment != 0 ||
+        length % k_alignment != 0)
+        return false;
+    if (m_staged > 0) {
+        // Whole blocks (the end is aligned), from the aligned buffer: fit for a direct write.
+        const size_t staged = m_staged;
+        m_staged = 0;
+        if (auto written = write_out({m_stage.get(), staged}); !written.ok())
+            return written.error();
+    }
+    file_clone_range range{};
+    range.src_fd = source_fd;
+    range.src_offset = 0;
+    range.src_length = length;
+    range.dest_offset = m_written;
+    if (::ioctl(m_fd, FICLONERANGE, &range) != 0) {
+        // EOPNOTSUPP, EXDEV, EINVAL (a block size above k_alignment), ...: never again here.
+        m_may_clone = false;
+        return false;
+    }
+    // The ioctl leaves the file offset where it was; write() goes on after the shared blocks.
+    m_written += length;
+    m_cloned += length;
+    if (::lseek(m_fd, static_cast<off_t>(m_written), SEEK_SET) < 0)
+        return util::make_error(m_host_path, fs::errno_text(errno));
+    if (m_flushed + length == m_written)
+        m_flushed = m_written;  // shared blocks have nothing to write back
+    return true;
 }
 
 util::Status FileWriter::flush() {

@@ -18,7 +18,7 @@ std::string FrameCache::path_of(const std::string& key) const {
 }
 
 std::optional<util::MappedFile> FrameCache::load(const std::string& key) const {
-    auto frame = util::MappedFile::open(path_of(key));
+    auto frame = util::MappedFile::open(path_of(key), /*keep_descriptor=*/true);
     if (!frame || !is_whole_frame(m_codec, frame->bytes()))
         return std::nullopt;
     return frame;

@@ -29,7 +29,8 @@ class FrameCache {
     // The frame stored under `key`, mapped, or nullopt when absent, unreadable or not one whole
     // frame. Mapped rather than read: a rebuild hands hundreds of MB of cached frames on, and a
     // buffer would be zeroed and filled for each. Safe because a cache file is never changed in
-    // place, only replaced by rename or unlinked, which leave a mapping intact.
+    // place, only replaced by rename or unlinked, which leave a mapping intact. The file stays
+    // open beside its mapping, so the sink can clone it into the image (OutputSink::write).
     std::optional<util::MappedFile> load(const std::string& key) const;
     // Stores `frame` under `key` (a temporary file renamed into place); failures are ignored.
     void store(const std::string& key, std::span<const std::byte> frame) const;

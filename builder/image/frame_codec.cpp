@@ -14,6 +14,50 @@ namespace rootlock::image {
 
 namespace {
 
+// A zstd skippable frame's magic number: 0x184D2A50 with the low nibble free. 0x...50 is
+// pzstd's (a 4-byte frame size it reads back) and 0x...5E the seekable format's seek table;
+// 7 is neither, so no reader takes the padding for something it means.
+constexpr uint32_t k_zstd_padding_magic = 0x184D2A57;
+constexpr size_t k_zstd_padding_header = 8;  // magic and the 4-byte length of what follows
+// The empty gzip member that pads: a header with FEXTRA and one subfield "RL" of LEN bytes,
+// then an empty deflate stream (one final fixed-Huffman block: 03 00), CRC32 0 and ISIZE 0.
+constexpr size_t k_gzip_padding_overhead = 10 + 2 + 4 + 2 + 8;
+constexpr size_t k_gzip_padding_most = 65535 - 4;  // XLEN is 16 bits and holds the subfield
+
+void put_le16(std::vector<std::byte>& out, size_t value) {
+    out.push_back(static_cast<std::byte>(value & 0xff));
+    out.push_back(static_cast<std::byte>((value >> 8) & 0xff));
+}
+
+void put_le32(std::vector<std::byte>& out, size_t value) {
+    put_le16(out, value & 0xffff);
+    put_le16(out, (value >> 16) & 0xffff);
+}
+
+// The frame's own bytes followed by its padding, in the one vector.
+void pad(FrameCodec codec, std::vector<std::byte>& frame) {
+    const std::vector<std::byte> padding = frame_padding(codec, frame.size());
+    frame.insert(frame.end(), padding.begin(), padding.end());
+}
+
+// Whether `bytes` begins with a zstd skippable frame (any of its sixteen magic numbers), which
+// ZSTD_findFrameCompressedSize measures like a frame of data. (ZSTD_isSkippableFrame is in
+// zstd's unstable API.)
+bool starts_skippable(std::span<const std::byte> bytes) {
+    if (bytes.size() < 4)
+        return false;
+    uint32_t magic = 0;
+    for (size_t i = 0; i < 4; ++i)
+        magic |= static_cast<uint32_t>(bytes[i]) << (8 * i);
+    return (magic & 0xFFFFFFF0U) == (k_zstd_padding_magic & 0xFFFFFFF0U);
+}
+
+// Whether `rest` is exactly the padding compress_frame puts after a frame of `size` bytes.
+bool is_padding_of(FrameCodec codec, size_t size, std::span<const std::byte> rest) {
+    const std::vector<std::byte> expected = frame_padding(codec, size);
+    return rest.size() == expected.size() && std::equal(rest.begin(), rest.end(), expected.begin());
+}
+
 util::Result<std::vector<std::byte>> zstd_frame(int level, std::span<const std::byte> bytes,
                                                 const std::string& where) {
     std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
@@ -33,6 +77,7 @@ util::Result<std::vector<std::byte>> zstd_frame(int level, std::span<const std::
     if (ZSTD_isError(written))
         return util::make_error(where, std::string("zstd: ") + ZSTD_getErrorName(written));
     out.resize(written);
+    pad(FrameCodec::zstd, out);
     return out;
 }
 
@@ -58,6 +103,7 @@ util::Result<std::vector<std::byte>> gzip_frame(int level, std::span<const std::
     if (status != Z_STREAM_END)
         return util::make_error(where, "zlib's deflate failed");
     out.resize(written);
+    pad(FrameCodec::gzip, out);
     return out;
 }
 
@@ -73,6 +119,44 @@ std::string frame_codec_identity(FrameCodec codec, int level) {
     return fmt::format("gzip-{}-{}", level, zlibVersion());
 }
 
+// Nothing when the frame already ends on a boundary, else up to the next boundary that leaves
+// room for the padding's own header.
+std::vector<std::byte> frame_padding(FrameCodec codec, size_t size) {
+    std::vector<std::byte> out;
+    size_t gap = (k_frame_alignment - size % k_frame_alignment) % k_frame_alignment;
+    if (gap == 0)
+        return out;
+    const size_t overhead =
+        codec == FrameCodec::zstd ? k_zstd_padding_header : k_gzip_padding_overhead;
+    if (gap < overhead)
+        gap += k_frame_alignment;
+    const size_t payload = gap - overhead;
+    out.reserve(gap);
+    if (codec == FrameCodec::zstd) {
+        put_le32(out, k_zstd_padding_magic);
+        put_le32(out, payload);
+    } else {
+        static_assert(k_gzip_padding_most > 2 * k_frame_alignment);
+        for (const unsigned value : {0x1fU, 0x8bU, 8U, 4U})  // magic, deflate, FLG = FEXTRA
+            out.push_back(static_cast<std::byte>(value));
+        put_le32(out, 0);               // MTIME
+        out.push_back(std::byte{0});    // XFL
+        out.push_back(std::byte{255});  // OS: unknown
+        put_le16(out, payload + 4);     // XLEN: the one subfield
+        out.push_back(std::byte{'R'});  // SI1 SI2
+        out.push_back(std::byte{'L'});
+        put_le16(out, payload);  // LEN
+    }
+    out.resize(out.size() + payload, std::byte{0});
+    if (codec == FrameCodec::gzip) {
+        out.push_back(std::byte{3});  // the empty final block
+        out.push_back(std::byte{0});
+        put_le32(out, 0);  // CRC32 of nothing
+        put_le32(out, 0);  // ISIZE
+    }
+    return out;
+}
+
 util::Result<std::vector<std::byte>> compress_frame(FrameCodec codec, int level,
                                                     std::span<const std::byte> bytes,
                                                     const std::string& where) {
@@ -84,7 +168,8 @@ util::Result<std::vector<std::byte>> compress_frame(FrameCodec codec, int level,
 bool is_whole_frame(FrameCodec codec, std::span<const std::byte> bytes) {
     if (codec == FrameCodec::zstd) {
         const size_t size = ZSTD_findFrameCompressedSize(bytes.data(), bytes.size());
-        return !ZSTD_isError(size) && size == bytes.size();
+        return !ZSTD_isError(size) && size <= bytes.size() && !starts_skippable(bytes) &&
+               is_padding_of(codec, size, bytes.subspan(size));
     }
     // A gzip member has no frame index to walk: it is inflated, which checks its CRC32 and
     // length and is still far cheaper than deflating it again.
@@ -102,7 +187,9 @@ bool is_whole_frame(FrameCodec codec, std::span<const std::byte> bytes) {
         stream.avail_out = static_cast<uInt>(sink.size());
         status = ::inflate(&stream, Z_NO_FLUSH);
     }
-    const bool whole = status == Z_STREAM_END && stream.total_in == bytes.size();
+    // inflate stops at the end of the first member: what follows must be its padding.
+    const bool whole = status == Z_STREAM_END && stream.total_in <= bytes.size() &&
+                       is_padding_of(codec, stream.total_in, bytes.subspan(stream.total_in));
     inflateEnd(&stream);
     return whole;
 }

@@ -621,7 +621,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             plan.identity =
                 frame_codec_identity(codec, codec == FrameCodec::zstd ? writer_options.zstd_level
                                                                       : writer_options.gzip_level) +
-                " " + tar_writer_identity() + " rootlock-frames-1";
+                " " + tar_writer_identity() + " rootlock-frames-2";
             cuts = plan_frames(framed_entries(planned, base_index, base_sha256, wheels), plan);
             frame_cache.emplace(options.cache_dir, codec);
             writer_options.frame_cuts = &cuts;
@@ -655,6 +655,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         outcome.sha256 = util::Sha256::to_hex((*writer)->digest());
         outcome.frames = (*writer)->frames();
         outcome.frames_reused = (*writer)->frames_reused();
+        outcome.frames_cloned = (*writer)->frames_cloned();
         writer->reset();
         if (::rename(temporary.c_str(), options.output.c_str()) != 0)
             return fail(util::make_error(options.output, std::strerror(errno)));

@@ -39,9 +39,11 @@ struct BuildOutcome {
     uint64_t size = 0;
     uint64_t entries = 0;
     uint64_t compiled = 0;  // .pyc files written (python.compile-bytecode)
-    // zstd and gzip tarballs: the frames written, and how many were copied from the frame cache.
+    // zstd and gzip tarballs: the frames written, how many were copied from the frame cache, and
+    // how many of those share their blocks with it (a filesystem with reflinks: XFS, btrfs).
     uint64_t frames = 0;
     uint64_t frames_reused = 0;
+    uint64_t frames_cloned = 0;
     // The image already there was built from the same frames and is untouched since: kept as it
     // is, not written again (its bytes are the ones a build would write).
     bool unchanged = false;

@@ -118,7 +118,19 @@ void OutputSink::run_hasher() {
 
 void OutputSink::run_writer() {
     while (const Block* block = next_block(m_next_to_write)) {
-        util::Status written = m_file.write(block->bytes());
+        util::Status written = util::ok_status();
+        bool cloned = false;
+        if (block->mapped && block->mapped->descriptor() >= 0) {
+            auto shared = m_file.clone(block->mapped->descriptor(), block->bytes().size());
+            if (shared.ok())
+                cloned = *shared;
+            else
+                written = shared.error();
+        }
+        if (cloned)
+            ++m_cloned_blocks;
+        else if (written.ok())
+            written = m_file.write(block->bytes());
         if (!written.ok()) {
             {
                 std::lock_guard lock(m_mutex);

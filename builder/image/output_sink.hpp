@@ -38,6 +38,8 @@ class OutputSink {
     // The same, taking the block itself instead of a copy (a whole compressed frame).
     util::Status write(std::vector<std::byte>&& bytes);
     // The same for a mapped file (a frame from the cache), unmapped once written and hashed.
+    // When it keeps its descriptor, the writing thread first asks the filesystem to share its
+    // blocks with the image (FileWriter::clone) and writes the bytes only where it cannot.
     util::Status write(util::MappedFile&& mapped);
     // Waits for every queued byte to be written, fsyncs and closes the file. Once: later calls
     // give an error.
@@ -48,6 +50,8 @@ class OutputSink {
 
     // Whether the file is written past the page cache (see FileWriter).
     bool direct() const { return m_file.direct(); }
+    // How many mapped blocks went in by sharing their file's blocks; once finish() returned.
+    uint64_t cloned_blocks() const { return m_cloned_blocks; }
 
     // The queue's bound: a few of libarchive's output blocks, far below the memory aim.
     static constexpr size_t k_max_queued = size_t{16} << 20;
@@ -85,9 +89,10 @@ class OutputSink {
     uint64_t m_next_to_hash = 0;
     uint64_t m_next_to_write = 0;
     size_t m_queued = 0;
-    uint64_t m_accepted = 0;  // bytes write() queued (the caller's)
-    bool m_closing = false;   // no more writes: the threads drain the queue and end
-    bool m_abandon = false;   // the destructor: the threads end without draining
+    uint64_t m_accepted = 0;       // bytes write() queued (the caller's)
+    uint64_t m_cloned_blocks = 0;  // the writing thread's until joined
+    bool m_closing = false;        // no more writes: the threads drain the queue and end
+    bool m_abandon = false;        // the destructor: the threads end without draining
     bool m_finished = false;
     std::optional<util::Error> m_error;  // the first error the writing thread met
     std::thread m_hasher;

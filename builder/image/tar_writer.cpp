@@ -545,6 +545,7 @@ util::Status TarWriter::finish() {
     m_digest = *digest;
     m_uncompressed = m_compressor ? m_compressor->uncompressed_digest() : m_digest;
     m_size = m_sink->accepted();
+    m_cloned = m_sink->cloned_blocks();
     m_failed = false;
     m_finished = true;
     return util::ok_status();

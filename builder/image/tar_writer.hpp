@@ -112,9 +112,11 @@ class TarWriter {
     // The compressed size written; valid after finish().
     uint64_t size() const { return m_size; }
     uint64_t entries() const { return m_entries; }
-    // Framed images: frames written, and how many of them came from the frame cache.
+    // Framed images: frames written, how many of them came from the frame cache, and how many
+    // of those the filesystem shares with the cache instead of holding a copy (after finish()).
     uint64_t frames() const { return m_frames ? m_frames->frames() : 0; }
     uint64_t frames_reused() const { return m_frames ? m_frames->reused() : 0; }
+    uint64_t frames_cloned() const { return m_cloned; }
 
   private:
     struct ArchiveFree {
@@ -148,6 +150,7 @@ class TarWriter {
     util::Sha256Digest m_digest{};
     util::Sha256Digest m_uncompressed{};
     uint64_t m_size = 0;
+    uint64_t m_cloned = 0;
     std::optional<util::Error> m_output_error;  // the sink's, which ended the image
     bool m_dot_slash = true;
     bool m_discard = false;  // set by the destructor so that libarchive's cleanup writes nothing

@@ -11,7 +11,7 @@
 
 namespace rootlock::util {
 
-std::optional<MappedFile> MappedFile::open(const std::string& path) {
+std::optional<MappedFile> MappedFile::open(const std::string& path, bool keep_descriptor) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return std::nullopt;
@@ -22,20 +22,25 @@ std::optional<MappedFile> MappedFile::open(const std::string& path) {
         size = static_cast<size_t>(info.st_size);
         data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     }
-    ::close(fd);
-    if (data == MAP_FAILED)
-        return std::nullopt;
-    return MappedFile(static_cast<const std::byte*>(data), size);
+    if (data == MAP_FAILED || !keep_descriptor) {
+        ::close(fd);
+        if (data == MAP_FAILED)
+            return std::nullopt;
+    }
+    return MappedFile(static_cast<const std::byte*>(data), size, keep_descriptor ? fd : -1);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : m_data(std::exchange(other.m_data, nullptr)), m_size(std::exchange(other.m_size, 0)) {}
+    : m_data(std::exchange(other.m_data, nullptr)),
+      m_size(std::exchange(other.m_size, 0)),
+      m_fd(std::exchange(other.m_fd, -1)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (this != &other) {
         release();
         m_data = std::exchange(other.m_data, nullptr);
         m_size = std::exchange(other.m_size, 0);
+        m_fd = std::exchange(other.m_fd, -1);
     }
     return *this;
 }
@@ -47,8 +52,11 @@ MappedFile::~MappedFile() {
 void MappedFile::release() {
     if (m_data != nullptr)
         ::munmap(const_cast<std::byte*>(m_data), m_size);
+    if (m_fd >= 0)
+        ::close(m_fd);
     m_data = nullptr;
     m_size = 0;
+    m_fd = -1;
 }
 
 }  // namespace rootlock::util

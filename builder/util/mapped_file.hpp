@@ -12,8 +12,10 @@ namespace rootlock::util {
 class MappedFile {
   public:
     // The file at `path` mapped whole; nullopt when it cannot be opened, is empty or is not a
-    // regular file. The mapping stays valid after the file is renamed or unlinked.
-    static std::optional<MappedFile> open(const std::string& path);
+    // regular file. The mapping stays valid after the file is renamed or unlinked. With
+    // `keep_descriptor`, the file stays open too, for descriptor() (a cached frame cloned into
+    // an image by a filesystem that shares blocks).
+    static std::optional<MappedFile> open(const std::string& path, bool keep_descriptor = false);
 
     MappedFile(MappedFile&& other) noexcept;
     MappedFile& operator=(MappedFile&& other) noexcept;
@@ -22,13 +24,16 @@ class MappedFile {
     ~MappedFile();
 
     std::span<const std::byte> bytes() const { return {m_data, m_size}; }
+    // The mapped file's descriptor (read-only) when opened with `keep_descriptor`, else -1.
+    int descriptor() const { return m_fd; }
 
   private:
-    MappedFile(const std::byte* data, size_t size) : m_data(data), m_size(size) {}
+    MappedFile(const std::byte* data, size_t size, int fd) : m_data(data), m_size(size), m_fd(fd) {}
     void release();
 
     const std::byte* m_data = nullptr;
     size_t m_size = 0;
+    int m_fd = -1;
 };
 
 }  // namespace rootlock::util

@@ -15,7 +15,11 @@ For .tar.zst and .tar.gz:
     mtime, `unchanged` in --json); one byte changed in place, size and mtime restored, and the
     image is written again;
   - the images read back whole: zstd -t and gzip -t, GNU tar, Python's tarfile, and the member
-    list is the same in each.
+    list is the same in each;
+  - every frame is padded to a 4 KiB boundary; on an XFS that shares blocks (a loop file made
+    by fixtures/reflink_fs), the warm rebuild clones every cached frame into the image (the
+    kernel reports those extents shared), has the cold build's bytes, and keeps them when the
+    cache is deleted.
 """
 import hashlib
 import json
@@ -26,7 +30,7 @@ import tarfile
 
 import pytest
 
-from fixtures import index_server, package_graph
+from fixtures import index_server, package_graph, reflink_fs
 from fixtures.cli import run, run_rootlock
 from fixtures.debian_root import base_tarball
 from fixtures.recipes import tarball_recipe
@@ -274,3 +278,55 @@ def test_oci_rebuild_copies_every_layer_but_the_changed_one(oci_builds):
         f"web-router lives in the venv layer alone: {changed}"
     assert warm["layers_reused"] == len(warm["layers"]) - 1, \
         f"every other layer copied: {warm['layers_reused']} of {len(warm['layers'])}"
+
+
+@pytest.fixture(scope="module", params=SUFFIXES, ids=["zstd", "gzip"])
+def reflink_builds(request, rootlock, locks):
+    """The two locks built on an XFS that shares blocks (reflink=1): the first with an empty
+    frame cache, the second over it (warm), the second again with an empty cache (cold)."""
+    suffix = request.param
+    paths, fetched = locks
+    with reflink_fs.xfs_scratch() as mount:
+        cache = seeded_cache(mount, "warm-cache", fetched)
+        image = os.path.join(mount, "image" + suffix)
+        out = {"first": build(rootlock, paths["1.0.0"], image, cache),
+               "warm": build(rootlock, paths["1.2.0"], image, cache),
+               "shared": reflink_fs.shared_bytes(image), "size": os.path.getsize(image)}
+        cold_image = os.path.join(mount, "cold" + suffix)
+        out["cold"] = build(rootlock, paths["1.2.0"], cold_image,
+                            seeded_cache(mount, "cold-cache", fetched))
+        # The image owns its bytes: the cache it shares blocks with may go.
+        shutil.rmtree(cache)
+        out["after_cache_removed"] = sha256_of(image)
+        yield out
+
+
+def test_reflink_rebuild_shares_the_cached_frames_blocks(reflink_builds):
+    _, warm = reflink_builds["warm"]
+    frames = warm["frames"]
+    assert frames["reused"] >= frames["written"] * 3 // 4, f"most frames from the cache: {frames}"
+    assert frames["cloned"] == frames["reused"], \
+        f"every cached frame is cloned on a filesystem that shares blocks: {frames}"
+    # The frames cloned hold most of the image; the kernel sees their extents as shared.
+    assert reflink_builds["shared"] >= reflink_builds["size"] // 2, \
+        f"{reflink_builds['shared']} of {reflink_builds['size']} bytes shared with the cache"
+
+
+def test_reflink_rebuild_has_the_clean_builds_bytes(reflink_builds):
+    warm_sha, _ = reflink_builds["warm"]
+    cold_sha, cold = reflink_builds["cold"]
+    assert cold["frames"]["reused"] == cold["frames"]["cloned"] == 0
+    assert warm_sha == cold_sha, "cloned frames give a clean build's bytes"
+    assert reflink_builds["after_cache_removed"] == warm_sha, \
+        "the image keeps its bytes when the cache it shared blocks with is deleted"
+
+
+def test_framed_images_are_block_aligned(builds):
+    """Each frame is padded to 4 KiB (what lets a filesystem share its blocks): every cached
+    frame's size is a multiple of it, and so is the image's."""
+    cache, codec = builds["cache"], builds["codec"]
+    folder = os.path.join(cache, "frames", codec)
+    sizes = [os.path.getsize(os.path.join(d, n)) for d, _, files in os.walk(folder)
+             for n in files if not n.startswith(".")]
+    assert sizes and all(size % 4096 == 0 for size in sizes), sorted(s % 4096 for s in sizes)[-3:]
+    assert os.path.getsize(builds["cold_image"]) % 4096 == 0

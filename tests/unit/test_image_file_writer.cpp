@@ -132,6 +132,43 @@ TEST_SUITE("rootlock::image") {
         }
     }
 
+    TEST_CASE("clone: another file's blocks shared where the filesystem can, else refused") {
+        // Shared on XFS or btrfs, refused elsewhere (ext4, tmpfs): the caller writes the same
+        // bytes when refused, so the file is the same either way. tests/e2e's reflink cases
+        // see the blocks shared.
+        TempDir tmp;
+        const std::string source_path = tmp / "frame";
+        const std::string frame = pattern(2 * FileWriter::k_alignment, 3);
+        std::ofstream(source_path, std::ios::binary) << frame;
+        const int source = ::open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
+        REQUIRE(source >= 0);
+        const std::string path = tmp / "image";
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        REQUIRE(fd >= 0);
+        const std::string head = pattern(FileWriter::k_alignment, 1);
+        const std::string tail = pattern(100, 2);
+        bool shared = false;
+        {
+            FileWriter writer(fd, path);
+            REQUIRE(writer.write(bytes_of(head)).ok());
+            // Never where the image's end or the length is not whole blocks, nor without a file.
+            CHECK_FALSE(*writer.clone(source, frame.size() - 1));
+            CHECK_FALSE(*writer.clone(-1, frame.size()));
+            auto cloned = writer.clone(source, frame.size());
+            REQUIRE(cloned.ok());
+            shared = *cloned;
+            if (!shared)
+                REQUIRE(writer.write(bytes_of(frame)).ok());
+            CHECK(writer.cloned() == (shared ? frame.size() : 0));
+            REQUIRE(writer.write(bytes_of(tail)).ok());
+            CHECK_FALSE(*writer.clone(source, frame.size()));  // the end is not aligned now
+            REQUIRE(writer.flush().ok());
+        }
+        ::close(fd);
+        ::close(source);
+        CHECK(read_host(path) == head + frame + tail);
+    }
+
     TEST_CASE("a full disk is reported with its reason") {
         const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
         REQUIRE(fd >= 0);

@@ -5,6 +5,8 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include <clocale>
 #include <cstring>
@@ -178,6 +180,27 @@ std::vector<std::string> keys_of(const std::vector<FrameCut>& cuts) {
     for (const auto& cut : cuts)
         keys.push_back(cut.key);
     return keys;
+}
+
+// Where a padded frame's own bytes end: zstd measures its frame, zlib inflates one member.
+size_t own_size(FrameCodec codec, const std::vector<std::byte>& frame) {
+    if (codec == FrameCodec::zstd)
+        return ZSTD_findFrameCompressedSize(frame.data(), frame.size());
+    z_stream stream{};
+    REQUIRE(inflateInit2(&stream, 15 + 16) == Z_OK);
+    std::vector<Bytef> out(1U << 20);
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(frame.data()));
+    stream.avail_in = static_cast<uInt>(frame.size());
+    int status = Z_OK;
+    while (status == Z_OK) {
+        stream.next_out = out.data();
+        stream.avail_out = static_cast<uInt>(out.size());
+        status = ::inflate(&stream, Z_NO_FLUSH);
+    }
+    REQUIRE(status == Z_STREAM_END);
+    const size_t own = stream.total_in;
+    inflateEnd(&stream);
+    return own;
 }
 
 }  // namespace
@@ -366,6 +389,81 @@ TEST_SUITE("rootlock::image") {
         CHECK(frame_codec_identity(FrameCodec::gzip, 6).rfind("gzip-6-", 0) == 0);
         CHECK(frame_codec_identity(FrameCodec::zstd, 3) !=
               frame_codec_identity(FrameCodec::zstd, 4));
+    }
+
+    TEST_CASE("frame padding: every frame ends on a block boundary, padding readers skip") {
+        for (const FrameCodec codec : {FrameCodec::zstd, FrameCodec::gzip}) {
+            CAPTURE(frame_codec_name(codec));
+            const size_t header = codec == FrameCodec::zstd ? 8 : 26;
+            for (size_t size = 0; size < 3 * k_frame_alignment; size += 7) {
+                CAPTURE(size);
+                const auto padding = frame_padding(codec, size);
+                CHECK((size + padding.size()) % k_frame_alignment == 0);
+                // The fewest bytes that hold the padding's header: nothing, or less than one
+                // block more than the header needs.
+                if (size % k_frame_alignment == 0)
+                    CHECK(padding.empty());
+                else
+                    CHECK(
+                        (padding.size() >= header && padding.size() < header + k_frame_alignment));
+                if (padding.empty())
+                    continue;
+                if (codec == FrameCodec::zstd) {
+                    // A skippable frame: zstd decodes it to nothing.
+                    std::vector<std::byte> out(16);
+                    CHECK(ZSTD_findFrameCompressedSize(padding.data(), padding.size()) ==
+                          padding.size());
+                    CHECK(ZSTD_decompress(out.data(), out.size(), padding.data(), padding.size()) ==
+                          0);
+                } else {
+                    // An empty gzip member whose extra field fills the gap: zlib checks it.
+                    z_stream stream{};
+                    REQUIRE(inflateInit2(&stream, 15 + 16) == Z_OK);
+                    std::vector<Bytef> out(16);
+                    stream.next_in =
+                        reinterpret_cast<Bytef*>(const_cast<std::byte*>(padding.data()));
+                    stream.avail_in = static_cast<uInt>(padding.size());
+                    stream.next_out = out.data();
+                    stream.avail_out = static_cast<uInt>(out.size());
+                    CHECK(::inflate(&stream, Z_FINISH) == Z_STREAM_END);
+                    CHECK(stream.total_in == padding.size());
+                    CHECK(stream.total_out == 0);
+                    inflateEnd(&stream);
+                }
+            }
+        }
+    }
+
+    TEST_CASE("frame padding: a cached frame must hold exactly its own padding") {
+        const std::string text = pseudo_text(100000, 5);
+        const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+        for (const FrameCodec codec : {FrameCodec::zstd, FrameCodec::gzip}) {
+            CAPTURE(frame_codec_name(codec));
+            auto frame = compress_frame(codec, 3, bytes, "x");
+            REQUIRE(frame.ok());
+            REQUIRE(frame->size() % k_frame_alignment == 0);
+            REQUIRE(is_whole_frame(codec, *frame));
+            const size_t own = own_size(codec, *frame);
+            REQUIRE(own + frame_padding(codec, own).size() == frame->size());
+            REQUIRE(own < frame->size());  // 100000 bytes do not compress to whole blocks
+            const std::span<const std::byte> whole(*frame);
+            CHECK_FALSE(is_whole_frame(codec, whole.first(own)));                // no padding
+            CHECK_FALSE(is_whole_frame(codec, whole.first(frame->size() - 1)));  // torn
+            auto changed = *frame;
+            changed.back() ^= std::byte{1};  // a padding byte
+            CHECK_FALSE(is_whole_frame(codec, changed));
+            auto longer = *frame;
+            longer.resize(longer.size() + k_frame_alignment);  // a block too many
+            CHECK_FALSE(is_whole_frame(codec, longer));
+            if (codec == FrameCodec::zstd) {
+                // The image reads back whole through zstd, padding and all.
+                std::vector<std::byte> out(text.size() + 1);
+                CHECK(ZSTD_decompress(out.data(), out.size(), frame->data(), frame->size()) ==
+                      text.size());
+                // Padding alone is not a frame.
+                CHECK_FALSE(is_whole_frame(codec, whole.subspan(own)));
+            }
+        }
     }
 
     TEST_CASE("framed: only zstd and gzip tarballs, and gzip levels 1..9") {

@@ -63,6 +63,29 @@ TEST_SUITE("rootlock::image") {
         CHECK(sink.write(bytes_of("x")).error().text() == path + ": written after the end (a bug)");
     }
 
+    TEST_CASE("a mapped block that keeps its descriptor is cloned or written, the same bytes") {
+        TempDir tmp;
+        const std::string frame(8192, 'f');
+        std::ofstream(tmp / "frame", std::ios::binary) << frame;
+        const std::string head(4096, 'h');
+        const std::string path = tmp / "image";
+        OutputSink sink(open_for_writing(path), path);
+        REQUIRE(sink.write(bytes_of(head)).ok());
+        auto mapped = util::MappedFile::open(tmp / "frame", /*keep_descriptor=*/true);
+        REQUIRE(mapped.has_value());
+        CHECK(mapped->descriptor() >= 0);
+        REQUIRE(sink.write(std::move(*mapped)).ok());
+        REQUIRE(sink.write(bytes_of("end")).ok());
+        auto digest = sink.finish();
+        REQUIRE(digest.ok());
+        CHECK(sink.cloned_blocks() <= 1);  // 1 on XFS or btrfs, 0 where blocks are not shared
+        const std::string expected = head + frame + "end";
+        CHECK(read_host(path) == expected);
+        util::Sha256 hash;
+        hash.update(expected);
+        CHECK(*digest == hash.digest());
+    }
+
     TEST_CASE("a full disk is reported by a later write or by finish, with its reason") {
         const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
         REQUIRE(fd >= 0);

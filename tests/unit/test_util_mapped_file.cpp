@@ -2,6 +2,9 @@
 // unlinked (what the frame cache relies on), and nothing for what cannot be mapped whole.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -33,6 +36,27 @@ TEST_SUITE("util") {
         MappedFile moved = std::move(*mapped);
         CHECK(text_of(moved) == "first frame bytes");
         CHECK(mapped->bytes().empty());
+    }
+
+    TEST_CASE("a mapped file keeps its descriptor only when asked, and closes it once") {
+        TempDir dir;
+        const std::string path = dir.write_file("frame", "frame bytes");
+        auto plain = MappedFile::open(path);
+        REQUIRE(plain.has_value());
+        CHECK(plain->descriptor() == -1);
+        auto kept = MappedFile::open(path, /*keep_descriptor=*/true);
+        REQUIRE(kept.has_value());
+        const int fd = kept->descriptor();
+        REQUIRE(fd >= 0);
+        char first = 0;
+        CHECK(::pread(fd, &first, 1, 0) == 1);  // the file itself, open for reading
+        CHECK(first == 'f');
+        MappedFile moved = std::move(*kept);
+        CHECK(moved.descriptor() == fd);
+        CHECK(kept->descriptor() == -1);
+        moved = std::move(*plain);  // the kept descriptor is closed with its mapping
+        CHECK(moved.descriptor() == -1);
+        CHECK(::fcntl(fd, F_GETFD) == -1);
     }
 
     TEST_CASE("nothing is mapped for a missing or empty file, a directory or a symlink") {
