@@ -16,11 +16,17 @@ and locked over the cached Debian base tarball; then, in one run, on the same wh
   nothing changed     the second lock built again over its own untouched image: the same frames,
                       so the image is kept (reading the base, the wheels' indexes, the check,
                       planning the frames; nothing written but the files beside it);
+  on XFS (reflink)    the three rows above once more on an XFS made with reflink=1 in a loop
+                      file (fixtures/reflink_fs; root and xfsprogs, else skipped, as with
+                      --no-reflink): there the rebuild clones the cached frames' blocks into
+                      the image instead of writing them (this machine's own disk is ext4);
   write floor         the image's own bytes (read from memory) copied to a new file past the page
                       cache and synced (dd oflag=direct conv=fsync), then renamed over the
                       image (freeing the old one's blocks): what writing a new image of that
                       size durably costs on this disk, which a rebuild that changes any frame
                       pays whatever else it saves;
+  sha256 alone        openssl dgst -sha256 of the image, read from memory: what every build
+                      pays on any filesystem for IMAGE.sha256, which covers every byte;
   pip route           python3 -m venv --without-pip, pip install --no-index --no-deps
                       --no-compile of the wheels into it, then tar --sort=name --mtime=@0
                       --numeric-owner | zstd -T2 -3 (the venv only: no base, no checks);
@@ -50,7 +56,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, TESTS)
 
-from fixtures import elf_stub, index_server, package_graph, wheel_builder  # noqa: E402
+from fixtures import elf_stub, index_server, package_graph, reflink_fs, wheel_builder  # noqa: E402
 from fixtures.debian_root import CACHE_DIR, base_tarball  # noqa: E402
 
 GNU_TIME = "/usr/bin/time"
@@ -164,11 +170,50 @@ def median_of(runs, argv, prepare=None):
     return statistics.median(times), rss
 
 
+@dataclasses.dataclass
+class RootlockRows:
+    image: str
+    build: float
+    build_rss: float
+    changed: float
+    changed_rss: float
+    same: float
+    same_rss: float
+    frame_counts: dict
+
+
+def rootlock_rows(rootlock, runs, work, cache, first, second):
+    """The three rootlock rows, the image and frame cache in `work` and `cache`: a full build
+    (empty frame cache), the one-package rebuild over the first lock's image (warm), and the
+    rebuild of the same lock over its own image (kept)."""
+    image = os.path.join(work, "out", "bench.tar.zst")
+
+    def build_of(lock):
+        return [rootlock, "build", lock, "-o", image, "--cache-dir", cache, "--offline"]
+
+    def no_frames():
+        shutil.rmtree(os.path.join(cache, "frames"), ignore_errors=True)
+
+    def first_built():
+        subprocess.run(build_of(first), capture_output=True, check=True)
+
+    build, build_rss = median_of(runs, build_of(first), prepare=no_frames)
+    changed, changed_rss = median_of(runs, build_of(second), prepare=first_built)
+    first_built()  # once more, untimed, for the frame counts of the same rebuild
+    frames = subprocess.run(build_of(second) + ["--json"], capture_output=True, text=True)
+    frame_counts = json.loads(frames.stdout).get("frames", {}) if frames.returncode == 0 else {}
+    same, same_rss = median_of(runs, build_of(second))
+    return RootlockRows(image, build, build_rss, changed, changed_rss, same, same_rss,
+                        frame_counts)
+
+
 def main(argv):
     parser = argparse.ArgumentParser()
     parser.add_argument("rootlock")
     parser.add_argument("--gb", type=float, default=2.0)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--no-reflink", dest="reflink", action="store_false",
+                        help="skip the rows on an XFS loop file (they need root and xfsprogs)")
     args = parser.parse_args(argv[1:])
     rootlock = os.path.abspath(args.rootlock)
     work = tempfile.mkdtemp(prefix="rootlock-bench-build-")
@@ -204,27 +249,20 @@ def main(argv):
                          "--cache-dir", cache]
                 if subprocess.run(fetch, capture_output=True).returncode != 0:
                     sys.exit("fetching the wheels failed")
-        image = os.path.join(work, "out", "bench.tar.zst")
         first, second = (locks[v] for v in APP_VERSIONS)
-
-        def build_of(lock):
-            return [rootlock, "build", lock, "-o", image, "--cache-dir", cache, "--offline"]
-
-        def no_frames():
-            shutil.rmtree(os.path.join(cache, "frames"), ignore_errors=True)
-
-        def first_built():
-            subprocess.run(build_of(first), capture_output=True, check=True)
-
-        build, build_rss = median_of(args.runs, build_of(first), prepare=no_frames)
+        here = rootlock_rows(rootlock, args.runs, work, cache, first, second)
+        image = here.image
         image_size = os.path.getsize(image)
-        changed, changed_rss = median_of(args.runs, build_of(second), prepare=first_built)
-        first_built()  # once more, untimed, for the frame counts of the same rebuild
-        frames = subprocess.run(build_of(second) + ["--json"], capture_output=True, text=True)
-        frame_counts = json.loads(frames.stdout).get("frames", {}) if frames.returncode == 0 else {}
-        same, same_rss = median_of(args.runs, build_of(second))
+        reflink = None
+        if args.reflink:
+            try:
+                with reflink_fs.xfs_scratch() as mount:
+                    moved = os.path.join(mount, "cache")
+                    subprocess.run(["cp", "-a", cache, moved], check=True)
+                    reflink = rootlock_rows(rootlock, args.runs, mount, moved, first, second)
+            except (RuntimeError, subprocess.CalledProcessError) as error:
+                print(f"(no rows on a filesystem that shares blocks: {error})")
         copy = image + ".copy"
-
 
         def image_cached():  # the copy's source read from memory: only the writing is timed
             subprocess.run(["cat", image], stdout=subprocess.DEVNULL, check=True)
@@ -232,6 +270,8 @@ def main(argv):
         write_floor, _ = median_of(args.runs, [
             "bash", "-c", f"set -e; dd if={image} of={copy} bs=64M oflag=direct conv=fsync "
                           f"status=none; mv -f {copy} {image}"], prepare=image_cached)
+        digest_floor, _ = median_of(args.runs, ["openssl", "dgst", "-sha256", image],
+                                    prepare=image_cached)
 
         venv = os.path.join(work, "venv")
         pip_out = os.path.join(work, "pip.tar.zst")
@@ -255,24 +295,41 @@ def main(argv):
         else:
             shutil.rmtree(work, ignore_errors=True)
 
-    print(f"{'':48} {'wall':>9} {'peak RSS':>10}")
-    for name, seconds, rss in [
-            (f"rootlock build ({image_size / 1e6:.0f} MB image, base included)", build, build_rss),
-            ("rootlock build, one package changed (warm)", changed, changed_rss),
-            ("rootlock build, nothing changed (image kept)", same, same_rss),
-            ("write floor: dd oflag=direct conv=fsync + mv", write_floor, float("nan")),
-            ("venv + pip install + tar | zstd -T2", pip, pip_rss),
-            ("floor: unzip -p | zstd -T2", floor, floor_rss),
-            ("zstd -T2 -3 of the image's tar alone", alone, alone_rss)]:
-        print(f"{name:48} {seconds:8.2f}s {rss:8.1f}MB")
-    print(f"one package changed / full build = {100 * changed / build:.0f}% (aim < 15%); "
-          f"{frame_counts.get('reused', '?')} of {frame_counts.get('written', '?')} frames "
-          f"copied from the cache")
+    build = here.build
+    print(f"{'':56} {'wall':>9} {'peak RSS':>10}")
+    rows = [(f"rootlock build ({image_size / 1e6:.0f} MB image, base included)", build,
+             here.build_rss),
+            ("rootlock build, one package changed (warm)", here.changed, here.changed_rss),
+            ("rootlock build, nothing changed (image kept)", here.same, here.same_rss)]
+    if reflink:
+        rows += [("  on XFS (reflink): rootlock build", reflink.build, reflink.build_rss),
+                 ("  on XFS (reflink): one package changed (warm)", reflink.changed,
+                  reflink.changed_rss),
+                 ("  on XFS (reflink): nothing changed (image kept)", reflink.same,
+                  reflink.same_rss)]
+    rows += [("write floor: dd oflag=direct conv=fsync + mv", write_floor, float("nan")),
+             ("sha256 of the image alone (openssl dgst)", digest_floor, float("nan")),
+             ("venv + pip install + tar | zstd -T2", pip, pip_rss),
+             ("floor: unzip -p | zstd -T2", floor, floor_rss),
+             ("zstd -T2 -3 of the image's tar alone", alone, alone_rss)]
+    for name, seconds, rss in rows:
+        print(f"{name:56} {seconds:8.2f}s {rss:8.1f}MB")
+    for where, rows_of in (("here", here), ("on XFS (reflink)", reflink)):
+        if rows_of is None:
+            continue
+        counts = rows_of.frame_counts
+        print(f"{where}: one package changed / full build = "
+              f"{100 * rows_of.changed / rows_of.build:.0f}% (aim < 15%); "
+              f"{counts.get('reused', '?')} of {counts.get('written', '?')} frames from the cache, "
+              f"{counts.get('cloned', 0)} of them cloned (blocks shared, not written)")
     print(f"write floor / full build = {100 * write_floor / build:.0f}%: a rebuild that writes "
-          f"a new {image_size / 1e6:.0f} MB image pays at least this on this disk; the rest of "
-          f"the one-package rebuild is {changed - write_floor:.2f} s")
+          f"a new {image_size / 1e6:.0f} MB image pays at least this on this disk, unless the "
+          f"filesystem shares the unchanged frames' blocks (XFS, btrfs)")
+    print(f"sha256 of the image / full build = {100 * digest_floor / build:.0f}%: a rebuild pays "
+          f"this on any filesystem, since IMAGE.sha256 covers every byte")
     print(f"pip route / rootlock = {pip / build:.1f}x (aim >= 2x); rootlock / floor = "
-          f"{build / floor:.2f}x (aim <= 1.5x); rootlock peak RSS {build_rss:.0f} MB (aim < 256 MB)")
+          f"{build / floor:.2f}x (aim <= 1.5x); rootlock peak RSS {here.build_rss:.0f} MB "
+          f"(aim < 256 MB)")
     print(f"pip route / compression alone = {pip / alone:.1f}x: the most any builder that "
           f"compresses the same bytes at the same level could reach here")
     return 0
