@@ -181,6 +181,19 @@ std::optional<Resolved> resolve(const FileTree& tree, std::string_view path, boo
 }
 
 std::optional<Resolved> Resolver::resolve(std::string_view path, bool follow_last) const {
+    auto& memo = m_paths[follow_last ? 1 : 0];
+    {
+        std::lock_guard lock(m_mutex);
+        if (auto found = memo.find(path); found != memo.end())
+            return found->second;
+    }
+    auto resolved = resolve_uncached(path, follow_last);
+    std::lock_guard lock(m_mutex);
+    memo.emplace(std::string(path), resolved);
+    return resolved;
+}
+
+std::optional<Resolved> Resolver::resolve_uncached(std::string_view path, bool follow_last) const {
     // Only "DIR/NAME" splits cleanly; ".", "..", a trailing slash or a bare name walk in full.
     size_t slash = path.rfind('/');
     if (slash == std::string_view::npos || slash + 1 == path.size()) {
@@ -204,7 +217,19 @@ std::optional<Resolver::Directory> Resolver::resolve_directory(std::string_view 
     }
     std::optional<Directory> canonical;
     int hops = 0;
-    auto resolved = walk_from(m_tree, "/", dir, true, 0, &hops);
+    // "PARENT/NAME" goes on from PARENT's own memo, so a directory first met costs one lstat
+    // rather than one per component (a root's 700 program directories share their parents);
+    // walking NAME from PARENT's canonical form with its hops is exactly what a walk of the
+    // whole spelling does once past PARENT. Anything else is walked whole.
+    const size_t slash = dir.rfind('/');
+    const std::string_view name = slash == std::string_view::npos ? dir : dir.substr(slash + 1);
+    std::optional<Resolved> resolved;
+    if (slash != std::string_view::npos && !name.empty() && name != "." && name != "..") {
+        if (auto parent = resolve_directory(slash == 0 ? "/" : dir.substr(0, slash)))
+            resolved = walk_from(m_tree, parent->path, name, true, parent->hops, &hops);
+    } else {
+        resolved = walk_from(m_tree, "/", dir, true, 0, &hops);
+    }
     if (resolved && resolved->stat.kind == NodeKind::directory) {
         canonical = Directory{std::move(resolved->path), hops};
     }

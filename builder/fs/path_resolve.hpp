@@ -44,8 +44,10 @@ struct Resolved {
 std::optional<Resolved> resolve(const FileTree& tree, std::string_view path,
                                 bool follow_last = true);
 
-// resolve() with a memo of the directories already resolved, for callers (the loader) that
-// probe many names in the same few directories. Thread-safe; valid as long as `tree` is.
+// resolve() with a memo of the directories and the paths already resolved, for callers (the
+// loader) that probe many names in the same few directories and resolve the same paths again
+// (every program names the same interpreter, a chain of four symlinks on Debian). The tree must
+// not change while the memo lives. Thread-safe; valid as long as `tree` is.
 class Resolver {
   public:
     explicit Resolver(const FileTree& tree) : m_tree(tree) {}
@@ -59,10 +61,13 @@ class Resolver {
     // The canonical form of the directory spelled `dir`, or nullopt when it does not resolve to
     // a directory. Keyed by the spelling, so no lexical rewrite can change the meaning of "..".
     std::optional<Directory> resolve_directory(std::string_view dir) const;
+    std::optional<Resolved> resolve_uncached(std::string_view path, bool follow_last) const;
 
     const FileTree& m_tree;
     mutable std::mutex m_mutex;
     mutable std::map<std::string, std::optional<Directory>, std::less<>> m_directories;
+    // resolve()'s answers by spelling, one map per `follow_last`.
+    mutable std::map<std::string, std::optional<Resolved>, std::less<>> m_paths[2];
 };
 
 }  // namespace rootlock::fs

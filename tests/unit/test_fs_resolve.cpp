@@ -2,6 +2,7 @@
 // (relative, absolute and chained links, ".." clamping, the 40-hop limit, escapes refused).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <string>
 
 #include "fs/memory_tree.hpp"
@@ -27,6 +28,39 @@ void add_merged_usr(MemoryTree& tree) {
                      "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
     tree.add_file("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "ld.so");
 }
+
+// A tree that counts the lookups made through it (what a memo is there to spare).
+class CountingTree final : public FileTree {
+  public:
+    explicit CountingTree(const FileTree& base) : m_base(base) {}
+    std::string describe() const override { return m_base.describe(); }
+    std::optional<NodeStat> lstat(std::string_view path) const override {
+        ++lookups;
+        return m_base.lstat(path);
+    }
+    rootlock::util::Result<std::string> readlink(std::string_view path) const override {
+        ++lookups;
+        return m_base.readlink(path);
+    }
+    rootlock::util::Result<std::vector<DirEntry>> list(std::string_view path) const override {
+        return m_base.list(path);
+    }
+    rootlock::util::Result<std::string> read_file(std::string_view path,
+                                                  uint64_t max_size) const override {
+        return m_base.read_file(path, max_size);
+    }
+    mutable std::atomic<int> lookups{0};
+
+  protected:
+    // Resolution never opens a file.
+    rootlock::util::Result<std::unique_ptr<rootlock::util::ByteSource>> open(
+        std::string_view path) const override {
+        return rootlock::util::make_error(std::string(path), "not opened in this test");
+    }
+
+  private:
+    const FileTree& m_base;
+};
 
 }  // namespace
 
@@ -187,5 +221,38 @@ TEST_SUITE("rootlock::fs") {
         // fine because trees are read-only while a Resolver lives.
         CHECK(resolver.resolve("/lib/x86_64-linux-gnu/libc.so.6")->path ==
               "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    }
+
+    TEST_CASE("Resolver resolves a path once and a new directory from its parent's answer") {
+        MemoryTree base;
+        add_merged_usr(base);
+        base.add_dir("/usr/lib/x86_64-linux-gnu/perl/5.36/auto/POSIX");
+        base.add_file("/usr/lib/x86_64-linux-gnu/perl/5.36/auto/POSIX/POSIX.so", "xs");
+        const CountingTree tree(base);
+        Resolver resolver(tree);
+        // The interpreter every program names: /lib64 and the loader's link are followed once.
+        const auto loader = resolver.resolve("/lib64/ld-linux-x86-64.so.2");
+        REQUIRE(loader);
+        CHECK(loader->path == "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+        const int first = tree.lookups;
+        CHECK(first > 4);
+        for (int i = 0; i < 3; ++i)
+            CHECK(resolver.resolve("/lib64/ld-linux-x86-64.so.2")->path == loader->path);
+        CHECK(tree.lookups == first);
+        // A missing path is remembered as missing too.
+        CHECK_FALSE(resolver.resolve("/lib/x86_64-linux-gnu/libnope.so.1"));
+        const int after_miss = tree.lookups;
+        CHECK_FALSE(resolver.resolve("/lib/x86_64-linux-gnu/libnope.so.1"));
+        CHECK(tree.lookups == after_miss);
+        // Four directories below one already resolved: one lookup each, then the file.
+        const std::string deep = "/lib/x86_64-linux-gnu/perl/5.36/auto/POSIX/POSIX.so";
+        const int before = tree.lookups;
+        CHECK(resolver.resolve(deep)->path ==
+              "/usr/lib/x86_64-linux-gnu/perl/5.36/auto/POSIX/POSIX.so");
+        CHECK(tree.lookups - before == 5);
+        // follow_last is part of the question.
+        CHECK(resolver.resolve("/lib64/ld-linux-x86-64.so.2", false)->path ==
+              "/usr/lib64/ld-linux-x86-64.so.2");
+        CHECK(resolver.resolve("/lib64/ld-linux-x86-64.so.2", true)->path == loader->path);
     }
 }
