@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -57,7 +58,7 @@ Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& host_pat
     return adopt(fd, std::move(name));
 }
 
-Result<std::unique_ptr<FileSource>> FileSource::adopt(int fd, std::string name) {
+Result<std::unique_ptr<FileSource>> FileSource::adopt(int fd, std::string name, size_t prefetch) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         int saved = errno;
@@ -68,13 +69,30 @@ Result<std::unique_ptr<FileSource>> FileSource::adopt(int fd, std::string name) 
         ::close(fd);
         return make_error(name, "not a regular file");
     }
-    return std::unique_ptr<FileSource>(
+    std::unique_ptr<FileSource> source(
         new FileSource(fd, static_cast<uint64_t>(st.st_size), std::move(name)));
+    const size_t wanted = static_cast<size_t>(std::min<uint64_t>(prefetch, source->m_size));
+    if (wanted > 0) {
+        source->m_head.resize(wanted);
+        ssize_t got = 0;
+        do {
+            got = ::pread(fd, source->m_head.data(), wanted, 0);
+        } while (got < 0 && errno == EINTR);
+        // A failed or short read keeps what it got: reads past it go to the file and report
+        // there whatever went wrong.
+        source->m_head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    }
+    return source;
 }
 
 Status FileSource::read_at(uint64_t offset, std::span<std::byte> out) const {
     if (offset > m_size || out.size() > m_size - offset) {
         return out_of_range(m_name, offset, out.size(), m_size);
+    }
+    if (offset <= m_head.size() && out.size() <= m_head.size() - offset) {
+        if (!out.empty())
+            std::memcpy(out.data(), m_head.data() + offset, out.size());
+        return ok_status();
     }
     size_t done = 0;
     while (done < out.size()) {

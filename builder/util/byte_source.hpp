@@ -48,8 +48,10 @@ class FileSource final : public ByteSource {
     static Result<std::unique_ptr<FileSource>> open(const std::string& host_path, std::string name,
                                                     int extra_flags = 0);
     // Takes `fd`, already open for reading (closed on failure too): refused unless a regular
-    // file.
-    static Result<std::unique_ptr<FileSource>> adopt(int fd, std::string name);
+    // file. With `prefetch`, the first min(prefetch, size) bytes are read at once and later
+    // reads inside them are served from memory: a small ELF object's headers, dynamic symbols,
+    // versions and relocations then cost one read(2) rather than a dozen.
+    static Result<std::unique_ptr<FileSource>> adopt(int fd, std::string name, size_t prefetch = 0);
     ~FileSource() override;
     FileSource(const FileSource&) = delete;
     FileSource& operator=(const FileSource&) = delete;
@@ -57,12 +59,15 @@ class FileSource final : public ByteSource {
     uint64_t size() const override { return m_size; }
     Status read_at(uint64_t offset, std::span<std::byte> out) const override;
     const std::string& name() const override { return m_name; }
+    // The bytes adopt() prefetched from the start of the file (fewer where it shrank since).
+    std::span<const std::byte> head() const { return m_head; }
 
   private:
     FileSource(int fd, uint64_t size, std::string name);
     int m_fd;
     uint64_t m_size;
     std::string m_name;
+    std::vector<std::byte> m_head;
 };
 
 // Forward-only bytes: read() returns how many bytes it wrote into `out`; 0 means the end.
