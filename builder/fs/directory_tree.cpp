@@ -270,41 +270,31 @@ ElfProbe DirectoryTree::probe_regular_elf(std::string_view path, bool symbols) c
 std::vector<ElfProbe> DirectoryTree::probe_regular_elf_batch(
     std::string_view dir, std::span<const std::string_view> names, bool symbols) const {
     std::vector<ElfProbe> probes(names.size());
-    std::vector<std::string_view> unknown;  // not in the cache
-    std::vector<size_t> unknown_at;
-    for (size_t i = 0; i < names.size(); ++i) {
-        if (auto cached = cached_elf(join_path(dir, names[i]), symbols)) {
-            probes[i] = *std::move(cached);
-        } else {
-            unknown.push_back(names[i]);
-            unknown_at.push_back(i);
-        }
-    }
     // Whole host paths, not names relative to the directory opened once more: the kernel's
     // lookup of a cached path is cheap, and the scan cuts one directory into many batches
     // (6,700 on a torch root), each of which would open and close it.
     std::vector<HeadRead> heads;
-    if (auto host = host_path(dir); host && !unknown.empty()) {
+    if (auto host = host_path(dir); host && !names.empty()) {
         const std::string prefix = host->back() == '/' ? *host : *host + "/";
         std::vector<std::string> paths;
-        paths.reserve(unknown.size());
-        for (std::string_view name : unknown)
+        paths.reserve(names.size());
+        for (std::string_view name : names)
             paths.push_back(prefix + std::string(name));
         const std::vector<std::string_view> views(paths.begin(), paths.end());
         heads = read_heads(AT_FDCWD, views);
     }
-    for (size_t u = 0; u < unknown.size(); ++u) {
-        ElfProbe& probe = probes[unknown_at[u]];
+    for (size_t i = 0; i < names.size(); ++i) {
         // A whole header that is not ELF settles the file, as it does in probe_regular_elf();
-        // anything else (ELF, a short file, an open that failed, no directory) is probed alone,
-        // which parses or classifies it.
-        if (!heads.empty() && heads[u].error == 0 && heads[u].length == k_head_size) {
-            if (auto settled = classify_head(heads[u].bytes)) {
-                probe = *std::move(settled);
+        // the probe cache holds only objects, so most of a root's files never touch it.
+        // Anything else (ELF, a short file, an open that failed, no directory) is probed alone,
+        // from the cache or by parsing it.
+        if (!heads.empty() && heads[i].error == 0 && heads[i].length == k_head_size) {
+            if (auto settled = classify_head(heads[i].bytes)) {
+                probes[i] = *std::move(settled);
                 continue;
             }
         }
-        probe = probe_regular_elf(join_path(dir, unknown[u]), symbols);
+        probes[i] = probe_regular_elf(join_path(dir, names[i]), symbols);
     }
     return probes;
 }
