@@ -111,9 +111,31 @@ void OutputSink::done_with(uint64_t& next) {
 
 void OutputSink::run_hasher() {
     while (const Block* block = next_block(m_next_to_hash)) {
-        m_hash.update(block->bytes());
+        // A cached frame is hashed by reading its file, not through its mapping
+        // (Sha256::update_from_file): where the filesystem shares the frame's blocks, nothing
+        // then touches the mapping's pages, and first touches are what cost.
+        if (block->mapped && block->mapped->descriptor() >= 0) {
+            auto hashed = m_hash.update_from_file(block->mapped->descriptor(),
+                                                  block->bytes().size(), block->mapped->path());
+            if (!hashed.ok())
+                return abandon(hashed.error());
+        } else {
+            m_hash.update(block->bytes());
+        }
         done_with(m_next_to_hash);
     }
+}
+
+void OutputSink::abandon(util::Error error) {
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_error)
+            m_error = std::move(error);
+        // Nothing more is written or hashed: the threads end and write() stops waiting.
+        m_abandon = true;
+        m_closing = true;
+    }
+    m_changed.notify_all();
 }
 
 void OutputSink::run_writer() {
@@ -131,17 +153,8 @@ void OutputSink::run_writer() {
             ++m_cloned_blocks;
         else if (written.ok())
             written = m_file.write(block->bytes());
-        if (!written.ok()) {
-            {
-                std::lock_guard lock(m_mutex);
-                m_error = written.error();
-                // Nothing more is written or hashed: the threads end and write() stops waiting.
-                m_abandon = true;
-                m_closing = true;
-            }
-            m_changed.notify_all();
-            return;
-        }
+        if (!written.ok())
+            return abandon(written.error());
         done_with(m_next_to_write);
     }
 }

@@ -77,6 +77,8 @@ class OutputSink {
     const Block* next_block(uint64_t next);
     // Moves `next` past the block just done and drops the blocks both threads are past.
     void done_with(uint64_t& next);
+    // Keeps the first error either thread met and ends both threads without draining.
+    void abandon(util::Error error);
 
     std::string m_host_path;
     int m_fd;

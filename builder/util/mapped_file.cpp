@@ -1,5 +1,5 @@
-// mmap(2) behind RAII. MAP_POPULATE maps every page at once: the caller reads all of them
-// (a frame is checked, hashed and written), and one fault per page would cost more.
+// mmap(2) behind RAII. MAP_POPULATE maps every page at once: a caller that reads them all (a
+// frame written where its blocks cannot be shared) would otherwise take one fault per page.
 #include "util/mapped_file.hpp"
 
 #include <fcntl.h>
@@ -27,13 +27,14 @@ std::optional<MappedFile> MappedFile::open(const std::string& path, bool keep_de
         if (data == MAP_FAILED)
             return std::nullopt;
     }
-    return MappedFile(static_cast<const std::byte*>(data), size, keep_descriptor ? fd : -1);
+    return MappedFile(static_cast<const std::byte*>(data), size, keep_descriptor ? fd : -1, path);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : m_data(std::exchange(other.m_data, nullptr)),
       m_size(std::exchange(other.m_size, 0)),
-      m_fd(std::exchange(other.m_fd, -1)) {}
+      m_fd(std::exchange(other.m_fd, -1)),
+      m_path(std::move(other.m_path)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (this != &other) {
@@ -41,6 +42,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         m_data = std::exchange(other.m_data, nullptr);
         m_size = std::exchange(other.m_size, 0);
         m_fd = std::exchange(other.m_fd, -1);
+        m_path = std::move(other.m_path);
     }
     return *this;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 namespace rootlock::util {
 
@@ -26,14 +27,18 @@ class MappedFile {
     std::span<const std::byte> bytes() const { return {m_data, m_size}; }
     // The mapped file's descriptor (read-only) when opened with `keep_descriptor`, else -1.
     int descriptor() const { return m_fd; }
+    // The path it was opened from, for messages.
+    const std::string& path() const { return m_path; }
 
   private:
-    MappedFile(const std::byte* data, size_t size, int fd) : m_data(data), m_size(size), m_fd(fd) {}
+    MappedFile(const std::byte* data, size_t size, int fd, std::string path)
+        : m_data(data), m_size(size), m_fd(fd), m_path(std::move(path)) {}
     void release();
 
     const std::byte* m_data = nullptr;
     size_t m_size = 0;
     int m_fd = -1;
+    std::string m_path;
 };
 
 }  // namespace rootlock::util

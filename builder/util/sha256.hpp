@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,6 +27,12 @@ class Sha256 {
 
     void update(std::span<const std::byte> bytes);
     void update(std::string_view bytes);
+    // Bytes [0, size) of the open file `fd`, read into a buffer of the hasher's own. For a file
+    // in the page cache this is faster than hashing a mapping of it: the first touch of every
+    // freshly mapped 4 KiB page costs a fault, and under a hypervisor that shadows page tables
+    // that fault doubled the time to hash 700 MB of cached frames (0.80 s against 0.47 s).
+    // Errors read "NAME: strerror" and "NAME: ends before SIZE bytes".
+    Status update_from_file(int fd, uint64_t size, std::string_view name);
     // The digest of everything updated so far; the hasher can go on being updated afterwards.
     Sha256Digest digest() const;
     std::string hex_digest() const { return to_hex(digest()); }

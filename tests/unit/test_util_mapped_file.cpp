@@ -35,6 +35,7 @@ TEST_SUITE("util") {
         CHECK(text_of(*mapped) == "first frame bytes");
         MappedFile moved = std::move(*mapped);
         CHECK(text_of(moved) == "first frame bytes");
+        CHECK(moved.path() == path);  // what errors name it by
         CHECK(mapped->bytes().empty());
     }
 

@@ -2,7 +2,11 @@
 // and the base64url spelling RECORD files use, checked against a digest computed by hand.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <string>
 
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
@@ -41,6 +45,41 @@ TEST_SUITE("util") {
         auto missing = rootlock::util::sha256_file(dir.path() + "/none");
         REQUIRE_FALSE(missing.ok());
         CHECK(missing.error().text() == dir.path() + "/none: No such file or directory");
+    }
+
+    TEST_CASE("update_from_file hashes the first SIZE bytes of an open file, in reads") {
+        rootlock::testing::TempDir dir;
+        const std::string path = dir.path() + "/frame";
+        // Larger than two of its reads, and not a multiple of one.
+        std::string content((size_t{600} << 10) + 5, '\0');
+        for (size_t i = 0; i < content.size(); ++i)
+            content[i] = static_cast<char>((i * 2654435761U) >> 13);
+        std::ofstream(path, std::ios::binary) << content;
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        REQUIRE(fd >= 0);
+        for (size_t size :
+             {content.size(), size_t{0}, size_t{1}, size_t{256} << 10, (size_t{256} << 10) + 1}) {
+            CAPTURE(size);
+            Sha256 hasher;
+            hasher.update("before ");
+            REQUIRE(hasher.update_from_file(fd, size, "frame").ok());
+            hasher.update(" after");
+            CHECK(hasher.hex_digest() ==
+                  sha256_hex("before " + content.substr(0, size) + " after"));
+        }
+        Sha256 longer;
+        auto past = longer.update_from_file(fd, content.size() + 1, "frame");
+        REQUIRE_FALSE(past.ok());
+        CHECK(past.error().text() ==
+              "frame: ends before " + std::to_string(content.size() + 1) + " bytes");
+        ::close(fd);
+        const int directory = ::open(dir.path().c_str(), O_RDONLY | O_CLOEXEC);
+        REQUIRE(directory >= 0);
+        Sha256 hasher;
+        auto unreadable = hasher.update_from_file(directory, 10, "cache/frames/ab");
+        REQUIRE_FALSE(unreadable.ok());
+        CHECK(unreadable.error().text() == "cache/frames/ab: Is a directory");
+        ::close(directory);
     }
 
     TEST_CASE("is_sha256_hex accepts only 64 lowercase hex digits") {
