@@ -1,5 +1,7 @@
 // rootlock's entry point: parses the command line with CLI11, runs one subcommand, and is the
 // one place exceptions are caught (they mean a bug: bad input is always an error value).
+#include <malloc.h>
+
 #include <clocale>
 #include <cstdio>
 #include <exception>
@@ -13,6 +15,12 @@
 int main(int argc, char** argv) {
     // libarchive converts entry names through the locale; a fixed UTF-8 one keeps output stable.
     std::setlocale(LC_ALL, "C.UTF-8");
+    // Buffers of a few hundred KiB (an ELF object's sections streamed from a tarball, a zip
+    // member) come and go by the thousand. glibc's default serves each with an mmap of its own,
+    // unmapped on free, so every one faults its pages in afresh (and zeroes them); kept in the
+    // heap they are reused. A tarball's check: 0.16 s -> 0.14 s, its peak RSS unchanged.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
     using namespace rootlock::cli;
     CLI::App app{
         "rootlock: prove a root filesystem's shared-library closure, as glibc would load it"};
