@@ -1,5 +1,6 @@
 // One pass over the entries: each piece of content goes into the current frame's hash, and a
-// new frame starts at a change of source, when the current one is full, or inside a large member.
+// new frame starts at a change of source, when the current one is full, inside a large member
+// and after its last piece.
 #include "image/frame_plan.hpp"
 
 #include <optional>
@@ -74,6 +75,13 @@ std::vector<FrameCut> plan_frames(std::span<const FramedEntry> entries,
         }
         add_piece(*hash, item, begin, size);
         filled += size - begin;
+        // The tail of a member cut inside ends its frame: producing that frame again means
+        // inflating the whole member up to it (a deflated wheel member cannot be entered in the
+        // middle), so it should change only with the member. Otherwise a generated file that
+        // follows it (the venv's pyvenv.cfg after the last wheel, dated by the lock's epoch)
+        // made every rebuild inflate a hundred MB of an unchanged .so.
+        if (begin > 0)
+            filled = limit;
     }
     if (hash)
         cuts.back().key = util::Sha256::to_hex(hash->digest());

@@ -3,7 +3,8 @@
 // A frame holds a run of consecutive members from one source (the base, or one wheel; generated
 // files and directories join whatever run they fall in), at most about `frame_bytes` of them;
 // a member larger than that is cut inside its data every `frame_bytes`, counted from its own
-// start. So a lock change that touches one wheel changes only the frames that hold its members
+// start, and its last piece ends its frame (reproducing a piece means inflating the member up
+// to it). So a lock change that touches one wheel changes only the frames that hold its members
 // (and the frames at either edge of its run), and every other frame keeps its key and bytes.
 //
 // A key is the sha256 of everything the frame's bytes depend on: the codec identity (codec,

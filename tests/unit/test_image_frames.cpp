@@ -222,6 +222,33 @@ TEST_SUITE("rootlock::image") {
         CHECK(keys_of(plan(members)) == keys_of(cuts));  // the same plan every time
     }
 
+    TEST_CASE("frames: the tail of a member cut inside ends its frame") {
+        // A generated file after /c/big (as the venv's pyvenv.cfg follows the last wheel), dated
+        // by the lock's epoch: a new epoch must not change the frame holding big's tail, which
+        // only inflating all of big again could produce.
+        auto with_generated = [](int64_t epoch) {
+            auto members = sample();
+            members.push_back(file("/c/pyvenv.cfg", "", "home = /usr/bin\n"));
+            members.back().entry.mtime = epoch;
+            return members;
+        };
+        const auto before_members = with_generated(1704412800);
+        const auto cuts = plan(before_members);
+        std::vector<std::pair<size_t, uint64_t>> at;
+        for (const auto& cut : cuts)
+            at.emplace_back(cut.entry, cut.offset);
+        const std::vector<std::pair<size_t, uint64_t>> expected = {
+            {0, 0}, {6, 0}, {8, 0}, {10, 0}, {10, k_frame}, {10, 2 * k_frame}, {11, 0}};
+        CHECK(at == expected);
+        const auto before = keys_of(cuts);
+        const auto after = keys_of(plan(with_generated(1704499200)));
+        REQUIRE(after.size() == before.size());
+        for (size_t i = 0; i + 1 < before.size(); ++i)
+            CHECK(after[i] == before[i]);
+        CHECK(after[5] == before[5]);  // big's tail, named on its own
+        CHECK(after.back() != before.back());
+    }
+
     TEST_CASE("frames: one source changed changes only the frames that hold it") {
         const auto before = keys_of(plan(sample(2)));
         const auto after = keys_of(plan(sample(99)));
