@@ -220,6 +220,136 @@ util::Status order_hard_links(std::vector<Planned>& planned, const TarIndex& bas
     return util::ok_status();
 }
 
+// 5. The entries, in component order, and pct's rules on them.
+struct PlannedEntries {
+    std::vector<Planned> planned;
+    PctInput pct;
+    std::string architecture;       // /bin/sh's, as oci_architecture() names it
+    std::vector<PctFinding> notes;  // pct's non-fatal findings
+};
+
+util::Result<PlannedEntries> plan_entries(const TarIndex& base_index,
+                                          const fs::OverlayTree& overlay,
+                                          const std::map<std::string, Source>& wheel_sources,
+                                          const std::map<std::string, size_t>& wheel_of_file,
+                                          const pylock::Lock& lock, int64_t epoch) {
+    PlannedEntries out;
+    for (size_t m = 0; m < base_index.members.size(); ++m) {
+        const TarMember& member = base_index.members[m];
+        if (member.path.empty() || overlay.shadows_base(member.path))
+            continue;
+        if (base_index.find(member.path) != &member)
+            continue;  // a later member of the same name replaced this one, as extraction would
+        // pct skips everything below /dev (LXC mounts its own): so does the image.
+        if (member.path.rfind("/dev/", 0) == 0)
+            continue;
+        if (member.uid > 65535 || member.gid > 65535)
+            return util::make_error(member.path,
+                                    "owner " + std::to_string(std::max(member.uid, member.gid)) +
+                                        " cannot be mapped in an unprivileged container (pct would "
+                                        "refuse this image)");
+        Planned entry;
+        entry.from_base = true;
+        entry.entry.path = member.path;
+        entry.entry.mode = member.mode & 07777;
+        entry.entry.uid = static_cast<uint32_t>(member.uid);
+        entry.entry.gid = static_cast<uint32_t>(member.gid);
+        entry.entry.mtime = std::min<int64_t>(member.mtime, epoch);
+        for (const auto& [name, value] : member.xattrs) {
+            if (name == "security.capability" || name.rfind("user.", 0) == 0)
+                entry.entry.xattrs.emplace_back(name, value);
+        }
+        switch (member.type) {
+            case TarMemberType::regular:
+                entry.entry.kind = EntryKind::regular;
+                entry.entry.size = member.size;
+                entry.source = Source{Source::Kind::base, m, "", nullptr};
+                break;
+            case TarMemberType::directory:
+                entry.entry.kind = EntryKind::directory;
+                break;
+            case TarMemberType::symlink:
+                entry.entry.kind = EntryKind::symlink;
+                entry.entry.link_target = member.link_target;
+                break;
+            case TarMemberType::hardlink:
+                entry.entry.kind = EntryKind::hardlink;
+                entry.entry.link_target = member.link_target;
+                break;
+            default:
+                // Outside /dev: a device node cannot be made in an unprivileged container, and
+                // the image format rootlock writes holds no fifo.
+                return util::make_error(member.path,
+                                        "a device node or fifo outside /dev: an unprivileged "
+                                        "container cannot create it");
+        }
+        out.planned.push_back(std::move(entry));
+    }
+    for (const auto& added : overlay.added()) {
+        Planned entry;
+        entry.entry.path = added.path;
+        entry.entry.mode = added.mode & 07777;
+        entry.entry.mtime = epoch;
+        if (added.kind == fs::NodeKind::directory) {
+            entry.entry.kind = EntryKind::directory;
+        } else if (added.kind == fs::NodeKind::symlink) {
+            entry.entry.kind = EntryKind::symlink;
+            entry.entry.link_target = added.target;
+        } else {
+            entry.entry.kind = EntryKind::regular;
+            entry.entry.size = added.size;
+            if (added.content != nullptr) {
+                entry.source = Source{Source::Kind::bytes, 0, "", added.content};
+                entry.entry.size = added.content->size();
+            } else {
+                auto found = wheel_sources.find(added.path);
+                if (found == wheel_sources.end())
+                    return util::make_error(added.path, "no source for an added file (a bug)");
+                entry.source = found->second;
+            }
+        }
+        out.planned.push_back(std::move(entry));
+    }
+    ROOTLOCK_TRY(relinked, order_hard_links(out.planned, base_index));
+    (void)relinked;
+    std::sort(out.planned.begin(), out.planned.end(), [](const Planned& a, const Planned& b) {
+        return component_less(a.entry.path, b.entry.path);
+    });
+    date_wheel_files(out.planned, wheel_of_file, lock, epoch);
+
+    // pct's rules on the final entries.
+    for (const auto& item : out.planned) {
+        RootfsEntryFacts facts;
+        facts.path = item.entry.path;
+        facts.kind = item.entry.kind == EntryKind::directory  ? 'd'
+                     : item.entry.kind == EntryKind::symlink  ? 'l'
+                     : item.entry.kind == EntryKind::hardlink ? 'h'
+                                                              : 'f';
+        facts.uid = item.entry.uid;
+        facts.gid = item.entry.gid;
+        facts.mode = item.entry.mode;
+        for (const auto& [name, value] : item.entry.xattrs)
+            facts.xattr_names.push_back(name);
+        out.pct.entries.push_back(std::move(facts));
+    }
+    out.pct.read_small_file = [&overlay](std::string_view path) -> std::optional<std::string> {
+        auto text = overlay.read_file(path, 1 << 20);
+        if (!text.ok())
+            return std::nullopt;
+        return *text;
+    };
+    auto target = loader::detect_target(overlay, {});
+    out.pct.sh_machine = target.ok() ? elf::machine_name(target->machine) : "";
+    out.architecture = oci_architecture(out.pct.sh_machine);
+    for (auto& finding : check_pct_rules(out.pct)) {
+        if (finding.fatal)
+            return util::make_error(finding.path,
+                                    finding.problem + " (pct would refuse this image)");
+        out.notes.push_back(std::move(finding));
+    }
+    return out;
+}
+
 }  // namespace
 
 const char* build_temporary_path() {
@@ -393,134 +523,19 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         return assemble::check_final_tree(*overlay, *base.tree, final_check);
     });
 
-    // 5. The entries, in component order.
+    // 5. The entries (beside the check).
     const int64_t epoch = static_cast<int64_t>(data.source_date_epoch);
-    std::vector<Planned> planned;
-    PctInput pct_input;
-    auto plan_entries = [&]() -> util::Status {
-        for (size_t m = 0; m < base_index.members.size(); ++m) {
-            const TarMember& member = base_index.members[m];
-            if (member.path.empty() || overlay->shadows_base(member.path))
-                continue;
-            if (base_index.find(member.path) != &member)
-                continue;  // a later member of the same name replaced this one, as extraction would
-            // pct skips everything below /dev (LXC mounts its own): so does the image.
-            if (member.path.rfind("/dev/", 0) == 0)
-                continue;
-            if (member.uid > 65535 || member.gid > 65535)
-                return util::make_error(
-                    member.path, "owner " + std::to_string(std::max(member.uid, member.gid)) +
-                                     " cannot be mapped in an unprivileged container (pct would "
-                                     "refuse this image)");
-            Planned entry;
-            entry.from_base = true;
-            entry.entry.path = member.path;
-            entry.entry.mode = member.mode & 07777;
-            entry.entry.uid = static_cast<uint32_t>(member.uid);
-            entry.entry.gid = static_cast<uint32_t>(member.gid);
-            entry.entry.mtime = std::min<int64_t>(member.mtime, epoch);
-            for (const auto& [name, value] : member.xattrs) {
-                if (name == "security.capability" || name.rfind("user.", 0) == 0)
-                    entry.entry.xattrs.emplace_back(name, value);
-            }
-            switch (member.type) {
-                case TarMemberType::regular:
-                    entry.entry.kind = EntryKind::regular;
-                    entry.entry.size = member.size;
-                    entry.source = Source{Source::Kind::base, m, "", nullptr};
-                    break;
-                case TarMemberType::directory:
-                    entry.entry.kind = EntryKind::directory;
-                    break;
-                case TarMemberType::symlink:
-                    entry.entry.kind = EntryKind::symlink;
-                    entry.entry.link_target = member.link_target;
-                    break;
-                case TarMemberType::hardlink:
-                    entry.entry.kind = EntryKind::hardlink;
-                    entry.entry.link_target = member.link_target;
-                    break;
-                default:
-                    // Outside /dev: a device node cannot be made in an unprivileged container, and
-                    // the image format rootlock writes holds no fifo.
-                    return util::make_error(member.path,
-                                            "a device node or fifo outside /dev: an unprivileged "
-                                            "container cannot create it");
-            }
-            planned.push_back(std::move(entry));
-        }
-        for (const auto& added : overlay->added()) {
-            Planned entry;
-            entry.entry.path = added.path;
-            entry.entry.mode = added.mode & 07777;
-            entry.entry.mtime = epoch;
-            if (added.kind == fs::NodeKind::directory) {
-                entry.entry.kind = EntryKind::directory;
-            } else if (added.kind == fs::NodeKind::symlink) {
-                entry.entry.kind = EntryKind::symlink;
-                entry.entry.link_target = added.target;
-            } else {
-                entry.entry.kind = EntryKind::regular;
-                entry.entry.size = added.size;
-                if (added.content != nullptr) {
-                    entry.source = Source{Source::Kind::bytes, 0, "", added.content};
-                    entry.entry.size = added.content->size();
-                } else {
-                    auto found = wheel_sources.find(added.path);
-                    if (found == wheel_sources.end())
-                        return util::make_error(added.path, "no source for an added file (a bug)");
-                    entry.source = found->second;
-                }
-            }
-            planned.push_back(std::move(entry));
-        }
-        ROOTLOCK_TRY(relinked, order_hard_links(planned, base_index));
-        (void)relinked;
-        std::sort(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) {
-            return component_less(a.entry.path, b.entry.path);
-        });
-        date_wheel_files(planned, wheel_of_file, lock, epoch);
-
-        // pct's rules on the final entries.
-        for (const auto& item : planned) {
-            RootfsEntryFacts facts;
-            facts.path = item.entry.path;
-            facts.kind = item.entry.kind == EntryKind::directory  ? 'd'
-                         : item.entry.kind == EntryKind::symlink  ? 'l'
-                         : item.entry.kind == EntryKind::hardlink ? 'h'
-                                                                  : 'f';
-            facts.uid = item.entry.uid;
-            facts.gid = item.entry.gid;
-            facts.mode = item.entry.mode;
-            for (const auto& [name, value] : item.entry.xattrs)
-                facts.xattr_names.push_back(name);
-            pct_input.entries.push_back(std::move(facts));
-        }
-        pct_input.read_small_file =
-            [&overlay](std::string_view path) -> std::optional<std::string> {
-            auto text = overlay->read_file(path, 1 << 20);
-            if (!text.ok())
-                return std::nullopt;
-            return *text;
-        };
-        auto target = loader::detect_target(*overlay, {});
-        pct_input.sh_machine = target.ok() ? elf::machine_name(target->machine) : "";
-        outcome.architecture = oci_architecture(pct_input.sh_machine);
-        for (auto& finding : check_pct_rules(pct_input)) {
-            if (finding.fatal)
-                return util::make_error(finding.path,
-                                        finding.problem + " (pct would refuse this image)");
-            outcome.pct.push_back(std::move(finding));
-        }
-        return util::ok_status();
-    };
-    const util::Status entries = plan_entries();
+    auto entries = plan_entries(base_index, *overlay, wheel_sources, wheel_of_file, lock, epoch);
     ROOTLOCK_TRY(report, checking.get());
     outcome.report = std::move(report);
     if (!outcome.report.ok && !options.allow_broken)
         return outcome;  // built == false: the caller prints the report
     if (!entries.ok())
         return entries.error();
+    const std::vector<Planned>& planned = entries->planned;
+    const PctInput& pct_input = entries->pct;
+    outcome.architecture = entries->architecture;
+    outcome.pct = std::move(entries->notes);
 
     // 6. One pass: every entry from its source into a temporary file beside the image.
     ROOTLOCK_TRY(made_dir, util::make_directories(directory_of(options.output)));
