@@ -223,8 +223,7 @@ util::Status order_hard_links(std::vector<Planned>& planned, const TarIndex& bas
 // 5. The entries, in component order, and pct's rules on them.
 struct PlannedEntries {
     std::vector<Planned> planned;
-    PctInput pct;
-    std::string architecture;       // /bin/sh's, as oci_architecture() names it
+    std::string sh_machine;         // /bin/sh's ELF machine ("" when it has none)
     std::vector<PctFinding> notes;  // pct's non-fatal findings
 };
 
@@ -318,6 +317,7 @@ util::Result<PlannedEntries> plan_entries(const TarIndex& base_index,
     date_wheel_files(out.planned, wheel_of_file, lock, epoch);
 
     // pct's rules on the final entries.
+    PctInput pct;
     for (const auto& item : out.planned) {
         RootfsEntryFacts facts;
         facts.path = item.entry.path;
@@ -330,23 +330,23 @@ util::Result<PlannedEntries> plan_entries(const TarIndex& base_index,
         facts.mode = item.entry.mode;
         for (const auto& [name, value] : item.entry.xattrs)
             facts.xattr_names.push_back(name);
-        out.pct.entries.push_back(std::move(facts));
+        pct.entries.push_back(std::move(facts));
     }
-    out.pct.read_small_file = [&overlay](std::string_view path) -> std::optional<std::string> {
+    pct.read_small_file = [&overlay](std::string_view path) -> std::optional<std::string> {
         auto text = overlay.read_file(path, 1 << 20);
         if (!text.ok())
             return std::nullopt;
         return *text;
     };
     auto target = loader::detect_target(overlay, {});
-    out.pct.sh_machine = target.ok() ? elf::machine_name(target->machine) : "";
-    out.architecture = oci_architecture(out.pct.sh_machine);
-    for (auto& finding : check_pct_rules(out.pct)) {
+    pct.sh_machine = target.ok() ? elf::machine_name(target->machine) : "";
+    for (auto& finding : check_pct_rules(pct)) {
         if (finding.fatal)
             return util::make_error(finding.path,
                                     finding.problem + " (pct would refuse this image)");
         out.notes.push_back(std::move(finding));
     }
+    out.sh_machine = std::move(pct.sh_machine);
     return out;
 }
 
@@ -533,8 +533,8 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     if (!entries.ok())
         return entries.error();
     const std::vector<Planned>& planned = entries->planned;
-    const PctInput& pct_input = entries->pct;
-    outcome.architecture = entries->architecture;
+    const std::string& sh_machine = entries->sh_machine;
+    outcome.architecture = oci_architecture(sh_machine);
     outcome.pct = std::move(entries->notes);
 
     // 6. One pass: every entry from its source into a temporary file beside the image.
@@ -622,8 +622,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                       : frame_codec_identity(FrameCodec::gzip, TarWriterOptions{}.gzip_level)) +
             " " + tar_writer_identity() + " rootlock-layers-1";
         ROOTLOCK_TRY(lock_digest, util::sha256_file(options.lock_path));
-        oci.spec =
-            oci_spec_of(lock, pct_input.sh_machine, util::Sha256::to_hex(lock_digest), epoch);
+        oci.spec = oci_spec_of(lock, sh_machine, util::Sha256::to_hex(lock_digest), epoch);
         ROOTLOCK_TRY(written,
                      build_oci(oci, options.output, form == OutputForm::oci_layout, temporary));
         set_temporary("");
