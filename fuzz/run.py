@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Runs the fuzz targets one after another and prints one table of what each did.
+"""Runs the fuzz targets, one per core at a time, and prints one table of what each did.
 
-usage: run.py BUILD_DIR SECONDS [TARGET...]
+usage: run.py [--jobs N] BUILD_DIR SECONDS [TARGET...]
 
-For each target (every BUILD_DIR/fuzz_* binary, or the ones named) it first replays the kept
+Targets run N at a time (default: one per core; each libFuzzer process is single-threaded, so
+two cores halve a smoke run's wall time). For each target (every BUILD_DIR/fuzz_* binary, or the ones named) it first replays the kept
 regression inputs (fuzz/regressions/TARGET/*.hex, hex text decoded to BUILD_DIR/regressions/),
 then fuzzes for SECONDS from the seeds in BUILD_DIR/corpus/TARGET (written by seeds.py), new
 inputs going to BUILD_DIR/work/TARGET so that a later run goes on from them. The limits are the
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 FUZZ_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -124,25 +126,34 @@ def run_target(build, target, seconds):
 
 
 def main(argv):
-    if len(argv) < 3:
+    args = argv[1:]
+    jobs = os.cpu_count() or 1
+    if args[:1] == ["--jobs"] and len(args) > 1 and args[1].isdigit() and int(args[1]) > 0:
+        jobs, args = int(args[1]), args[2:]
+    if len(args) < 2 or not args[1].isdigit():
         print(__doc__, file=sys.stderr)
         return 2
-    build, seconds = argv[1], int(argv[2])
-    targets = argv[3:] or sorted(os.path.basename(p)[len("fuzz_"):]
+    build, seconds = args[0], int(args[1])
+    targets = args[2:] or sorted(os.path.basename(p)[len("fuzz_"):]
                                  for p in glob.glob(os.path.join(build, "fuzz_*"))
                                  if os.access(p, os.X_OK))
     if not targets:
         print(f"run.py: no fuzz_* binaries in {build}", file=sys.stderr)
         return 2
-    rows = []
     for target in targets:
         if shutil.which(os.path.join(build, f"fuzz_{target}")) is None:
             print(f"run.py: {build}/fuzz_{target} is missing", file=sys.stderr)
             return 2
+
+    def run_and_report(target):
         row = run_target(build, target, seconds)
-        rows.append(row)
         print(f"fuzz {target}: {row['units']} executions, cov {row['cov']}, ft {row['ft']}, "
               f"{len(row['findings'])} findings", flush=True)
+        return row
+
+    # The table keeps the targets' order whatever order they finish in.
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        rows = list(pool.map(run_and_report, targets))
     header = ("target", "seconds", "executions", "exec/s", "coverage", "features", "corpus",
               "regressions", "findings")
     table = [header]
