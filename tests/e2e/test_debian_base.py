@@ -18,8 +18,9 @@ no Python package locks a base against it:
      .deb fetched from the snapshot of the locked date after the pool answered 404; (d2) `lock
      --upgrade` picks the new version and the new Release date, nothing else changes; (d3)
      `diff old new` exits 1 naming media-types and its new version; (d4) a relock without
-     --upgrade, on an empty cache, keeps every version and the locked date (and every locked
-     .deb is still to be had), also after an unrelated recipe change;
+     --upgrade, on a cache with no index and no .deb (only (a)'s assembled base), keeps every
+     version and the locked date (and every locked .deb is still to be had), also after an
+     unrelated recipe change (on that relock's cache);
   e. integrity, each exit 3 with one stderr line naming the problem and no file under the
      output's name: (e1) a tampered .deb (sha256), (e2) a broken InRelease signature, (e3) a
      Packages.xz Release does not list (sha256 mismatch); each change undone;
@@ -916,11 +917,18 @@ def test_d3_diff_text_names_the_point_release(rl, lock, point, upgraded):
 
 @pytest.fixture(scope="module")
 def kept(rl, scratch, caches, recipe, lock, point):
-    """A relock of a copy of the lock without --upgrade, on an empty cache: its base."""
+    """A relock of a copy of the lock without --upgrade, on a cache with no index and no .deb:
+    its base. The cache holds (a)'s assembled bases only, hard links: what is tested here is
+    where the versions come from, not mmdebstrap again (a base is keyed by its .debs, so a
+    relock that moved one would still assemble anew and fail below)."""
     keep = os.path.join(scratch, "kept.lock")
     shutil.copy(lock.path, keep)
-    proc = rl("lock", recipe[0], "-o", keep, "--cache-dir", caches.fresh("d4"))
-    print(f"(d4) relock without --upgrade, empty cache: exit {proc.returncode} "
+    cache = caches.fresh("d4")
+    os.makedirs(os.path.join(cache, "bases"))
+    for name in os.listdir(os.path.join(caches.path("a"), "bases")):
+        os.link(os.path.join(caches.path("a"), "bases", name), os.path.join(cache, "bases", name))
+    proc = rl("lock", recipe[0], "-o", keep, "--cache-dir", cache)
+    print(f"(d4) relock without --upgrade, no index cached: exit {proc.returncode} "
           f"({proc.seconds:.1f}s)")
     assert proc.returncode == 0, "(d4) relock without --upgrade should exit 0:" + show(proc)
     return lock_base(keep)
@@ -953,13 +961,15 @@ def test_d4_every_locked_deb_still_to_be_had(srv, kept):
 
 
 def test_d4_unrelated_recipe_change_keeps_debs_and_date(rl, scratch, caches, recipe, lock,
-                                                         point):
+                                                         point, kept):
+    # On the cache of the relock above: the empty-cache case is that one's, and the base it
+    # assembled is keyed by the debs, so a relock that moved one would still assemble anew.
     recipe2 = os.path.join(os.path.dirname(recipe[0]), "renamed.toml")
     with open(recipe2, "w") as f:
         f.write(recipe[1].replace('name = "osbase"', 'name = "osbase-renamed"'))
     keep2 = os.path.join(scratch, "kept-renamed.lock")
     shutil.copy(lock.path, keep2)
-    proc = rl("lock", recipe2, "-o", keep2, "--cache-dir", caches.fresh("d4"))
+    proc = rl("lock", recipe2, "-o", keep2, "--cache-dir", caches.path("d4"))
     assert proc.returncode == 0, "(d4) relock of a renamed recipe should exit 0:" + show(proc)
     kept2 = lock_base(keep2)
     print(f"(d4) relocks without --upgrade keep {POINT} {point.old} and date "
