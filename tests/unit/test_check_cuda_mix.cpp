@@ -6,7 +6,7 @@
 #include "check/closure_check.hpp"
 #include "support/fake_root.hpp"
 
-namespace rootlock::testing {
+namespace rootlock::testing::ROOTLOCK_UNIT_ID {
 namespace {
 
 check::CheckReport run(const fs::FileTree& tree, std::vector<std::string> paths = {"/"}) {
@@ -245,4 +245,4 @@ TEST_SUITE("rootlock::check") {
     }
 }
 
-}  // namespace rootlock::testing
+}  // namespace rootlock::testing::ROOTLOCK_UNIT_ID

@@ -8,7 +8,7 @@
 #include "check/symbol_report.hpp"
 #include "support/fake_root.hpp"
 
-namespace rootlock::testing {
+namespace rootlock::testing::ROOTLOCK_UNIT_ID {
 namespace {
 
 check::CheckReport run(const fs::FileTree& tree, std::vector<std::string> ld_library_path = {}) {
@@ -404,4 +404,4 @@ TEST_SUITE("rootlock::check") {
     }
 }
 
-}  // namespace rootlock::testing
+}  // namespace rootlock::testing::ROOTLOCK_UNIT_ID

@@ -9,6 +9,8 @@
 
 #include "debian/dpkg_status.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::debian::info_stem;
 using rootlock::debian::InstalledPackage;
 using rootlock::debian::Md5sumEntry;
@@ -300,3 +302,5 @@ TEST_SUITE("rootlock::debian") {
         CHECK(lists > 0);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -6,6 +6,8 @@
 
 #include "debian/packages_index.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::debian::BinaryPackage;
 using rootlock::debian::parse_packages;
 
@@ -191,3 +193,5 @@ TEST_SUITE("rootlock::debian") {
         }
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

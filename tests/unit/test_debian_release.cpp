@@ -7,6 +7,8 @@
 
 #include "debian/release.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::debian::parse_release;
 using rootlock::debian::parse_release_date;
 using rootlock::debian::Release;
@@ -254,3 +256,5 @@ TEST_SUITE("rootlock::debian") {
         CHECK(parsed->find("main/a..b/..c") != nullptr);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -11,6 +11,8 @@
 #include "diff/lock_diff.hpp"
 #include "pylock/pylock.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 
 namespace {
@@ -834,3 +836,5 @@ recipe = "recipe.toml"
         CHECK(diff.sonames.glibc.has_value());
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

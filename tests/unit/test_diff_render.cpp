@@ -9,6 +9,8 @@
 
 #include "diff/lock_diff.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 
 namespace {
@@ -956,3 +958,5 @@ TEST_SUITE("rootlock::diff") {
         CHECK(diff::render_diff_json(diff) == expected);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -10,6 +10,8 @@
 #include "diff/lock_diff.hpp"
 #include "pylock/pylock.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using Kind = diff::PackageChangeKind;
 
@@ -322,3 +324,5 @@ TEST_SUITE("rootlock::diff") {
         CHECK(json.find(R"("kind": "archive")") != std::string::npos);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -13,6 +13,7 @@
 #include "support/elf_writer.hpp"
 #include "support/temp_dir.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
 namespace {
 
 using namespace rootlock;
@@ -328,3 +329,5 @@ TEST_SUITE("rootlock::elf") {
         CHECK(parsed < runs);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -20,6 +20,8 @@
 #include "support/zip_writer.hpp"
 #include "util/sha256.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using rootlock::freeze::match_wheels;
 using rootlock::freeze::MatchOptions;
@@ -447,3 +449,5 @@ TEST_SUITE("rootlock::freeze") {
         CHECK(report.error().kind == util::ErrorKind::network);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

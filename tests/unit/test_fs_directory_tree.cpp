@@ -14,6 +14,8 @@
 #include "support/probe_entries.hpp"
 #include "support/temp_dir.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace rootlock::fs;
 using rootlock::testing::TempDir;
@@ -204,3 +206,5 @@ TEST_SUITE("rootlock::fs") {
         CHECK(tree->probe_regular_elf("/gone.so").outcome == ElfProbe::Outcome::missing);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

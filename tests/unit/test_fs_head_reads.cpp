@@ -16,6 +16,8 @@
 #include "support/probe_entries.hpp"
 #include "support/temp_dir.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace rootlock::fs;
 using rootlock::testing::TempDir;
@@ -171,3 +173,5 @@ TEST_SUITE("rootlock::fs") {
         CHECK(seen[5].outcome == ElfProbe::Outcome::malformed);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -15,6 +15,8 @@
 #include "image/file_writer.hpp"
 #include "support/temp_dir.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace rootlock::image;
 using rootlock::testing::TempDir;
@@ -179,3 +181,5 @@ TEST_SUITE("rootlock::image") {
         ::close(fd);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

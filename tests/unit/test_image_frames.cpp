@@ -24,6 +24,8 @@
 #include "support/temp_dir.hpp"
 #include "util/byte_source.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace rootlock::image;
 using rootlock::testing::files_under;
@@ -511,3 +513,5 @@ TEST_SUITE("rootlock::image") {
         CHECK_FALSE(std::filesystem::exists(tmp / "x.tar.gz"));
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

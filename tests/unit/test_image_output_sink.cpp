@@ -13,6 +13,8 @@
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace rootlock::image;
 using rootlock::testing::TempDir;
@@ -133,3 +135,5 @@ TEST_SUITE("rootlock::image") {
         CHECK(written.find_first_not_of('q') == std::string::npos);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -28,6 +28,8 @@
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace rootlock::image;
 using rootlock::testing::have_tool;
@@ -764,3 +766,5 @@ TEST_SUITE("rootlock::image") {
         CHECK(bad_level.error().message == "gzip level 0 is not in 1..9");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -15,6 +15,8 @@
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::index::ContentStore;
 using rootlock::index::DownloadRequest;
 using rootlock::index::HttpClient;
@@ -314,3 +316,5 @@ TEST_SUITE("rootlock::index") {
         CHECK(reports.back().bytes_total == total);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -11,6 +11,8 @@
 #include "support/temp_dir.hpp"
 #include "util/sha256.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::index::CachedPage;
 using rootlock::index::PageCache;
 using rootlock::testing::TempDir;
@@ -161,3 +163,5 @@ TEST_SUITE("rootlock::index") {
         CHECK(page.error().text() == cache.path_for(k_key) + ": Not a directory");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

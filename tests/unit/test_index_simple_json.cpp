@@ -6,6 +6,8 @@
 
 #include "index/project_page.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::index::page_format;
 using rootlock::index::PageFormat;
 using rootlock::index::parse_simple_json;
@@ -262,3 +264,5 @@ TEST_SUITE("rootlock::index") {
         CHECK(accept.find("text/html;q=0.01") != std::string::npos);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -7,6 +7,8 @@
 #include "index/project_page.hpp"
 #include "index/url.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::index::fragment_hashes;
 using rootlock::index::is_plain_filename;
 using rootlock::index::last_path_segment;
@@ -245,3 +247,5 @@ TEST_SUITE("rootlock::index") {
               "https://download.pytorch.org/whl/cu128/nvidia-cudnn-cu12/");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

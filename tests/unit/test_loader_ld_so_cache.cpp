@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include "loader/ld_so_cache.hpp"
+#include "support/cache_entry_printer.hpp"
 #include "support/elf_writer.hpp"
 #include "support/temp_dir.hpp"
 
@@ -175,18 +175,6 @@ std::vector<std::byte> old_format_cache() {
 }
 
 }  // namespace
-
-namespace doctest {
-template <>
-struct StringMaker<CacheEntry> {
-    static String convert(const CacheEntry& e) {
-        std::ostringstream out;
-        out << "{" << e.soname << ", " << e.path << ", 0x" << std::hex << e.flags << ", 0x"
-            << e.hwcap << ", \"" << e.hwcaps_subdir << "\"}";
-        return out.str().c_str();
-    }
-};
-}  // namespace doctest
 
 TEST_SUITE("rootlock::loader") {
     TEST_CASE("parse_ld_so_cache reads the cache the real ldconfig writes") {

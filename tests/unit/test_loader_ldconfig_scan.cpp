@@ -9,13 +9,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include "fs/directory_tree.hpp"
 #include "fs/memory_tree.hpp"
 #include "loader/ldconfig_scan.hpp"
+#include "support/cache_entry_printer.hpp"
 #include "support/elf_writer.hpp"
 #include "support/temp_dir.hpp"
+
+namespace ROOTLOCK_UNIT_ID {
 
 using namespace rootlock;
 using namespace rootlock::loader;
@@ -97,18 +99,6 @@ std::vector<std::byte> read_bytes(const std::string& host_path) {
 }
 
 }  // namespace
-
-namespace doctest {
-template <>
-struct StringMaker<CacheEntry> {
-    static String convert(const CacheEntry& e) {
-        std::ostringstream out;
-        out << "{" << e.soname << ", " << e.path << ", 0x" << std::hex << e.flags << ", 0x"
-            << e.hwcap << ", \"" << e.hwcaps_subdir << "\"}";
-        return out.str().c_str();
-    }
-};
-}  // namespace doctest
 
 TEST_SUITE("rootlock::loader") {
     TEST_CASE("simulate_ldconfig reproduces the real ldconfig's cache for the same root") {
@@ -288,3 +278,5 @@ TEST_SUITE("rootlock::loader") {
         CHECK(legacy_path_hwcap("/opt/tls", elf::k_machine_aarch64) == k_hwcap_tls);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -12,6 +12,8 @@
 #include "support/oci_fixture.hpp"
 #include "support/temp_dir.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace rootlock::oci;
 using rootlock::testing::descriptor_json;
@@ -301,3 +303,5 @@ TEST_SUITE("rootlock::oci") {
         CHECK_FALSE(parse_platform("a/b/c/d").ok());
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -7,6 +7,8 @@
 
 #include "pylock/pylock.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace std::string_literals;
 
@@ -390,3 +392,5 @@ include = [
         }
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

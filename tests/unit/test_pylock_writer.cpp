@@ -7,6 +7,8 @@
 #include "pylock/pylock.hpp"
 #include "pylock/toml_emit.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 using namespace std::string_literals;
 
@@ -370,3 +372,5 @@ packages = [
         CHECK_FALSE(pylock::is_lower_hex(k_sha_a, 63));
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -7,6 +7,8 @@
 
 #include "pylock/pylock.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using namespace rootlock;
 
 namespace {
@@ -77,3 +79,5 @@ TEST_SUITE("rootlock::pylock") {
                                           "boolean or a string, found an integer");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -15,6 +15,8 @@
 #include "support/packaging_referee.hpp"
 #include "support/temp_dir.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::python::evaluate;
 using rootlock::python::linux_cpython;
 using rootlock::python::MarkerEnvironment;
@@ -528,3 +530,5 @@ TEST_SUITE("rootlock::python") {
                 " marker evaluations compared");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

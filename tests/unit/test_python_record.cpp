@@ -7,6 +7,8 @@
 
 #include "python/record.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::python::parse_record;
 using rootlock::python::RecordEntry;
 using namespace std::string_literals;
@@ -169,3 +171,5 @@ TEST_SUITE("rootlock::python") {
         CHECK(parsed.error().text() == k_name + ":2: expected 3 fields, found 4");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -9,6 +9,8 @@
 
 #include "recipe/recipe.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::recipe::parse_recipe;
 using rootlock::recipe::parse_recipe_all;
 using rootlock::recipe::parse_recipe_file;
@@ -610,3 +612,5 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
         CHECK(demo.recipe->python.version == "3.11");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -9,6 +9,8 @@
 #include "resolve/resolver.hpp"
 #include "support/fake_source.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::python::linux_cpython;
 using rootlock::resolve::resolve;
 using rootlock::resolve::ResolveOptions;
@@ -113,3 +115,5 @@ TEST_SUITE("rootlock::resolve") {
               "  the recipe requires app");
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -13,6 +13,8 @@
 #include "resolve/resolver.hpp"
 #include "support/fake_source.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::python::linux_cpython;
 using rootlock::resolve::resolve;
 using rootlock::resolve::ResolveOptions;
@@ -140,3 +142,5 @@ TEST_SUITE("rootlock::resolve") {
         CHECK(summary(*again) == summary(*result));
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

@@ -10,6 +10,8 @@
 #include "resolve/resolver.hpp"
 #include "support/fake_source.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::python::linux_cpython;
 using rootlock::resolve::resolve;
 using rootlock::resolve::ResolveOptions;
@@ -268,3 +270,5 @@ TEST_SUITE("rootlock::resolve") {
         CHECK(source.prefetch_hints() >= 1);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID

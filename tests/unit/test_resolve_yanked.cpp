@@ -10,6 +10,8 @@
 #include "resolve/resolver.hpp"
 #include "support/fake_source.hpp"
 
+namespace ROOTLOCK_UNIT_ID {
+
 using rootlock::python::linux_cpython;
 using rootlock::resolve::Resolution;
 using rootlock::resolve::resolve;
@@ -258,3 +260,5 @@ TEST_SUITE("rootlock::resolve") {
         CHECK(source.versions_calls() == 3);
     }
 }
+
+}  // namespace ROOTLOCK_UNIT_ID
