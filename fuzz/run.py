@@ -10,8 +10,8 @@ decoded to BUILD_DIR/regressions/), then fuzzes for SECONDS from the seeds in
 BUILD_DIR/corpus/TARGET (written by seeds.py), new inputs going to BUILD_DIR/work/TARGET so that a
 later run goes on from them. The limits are the issue's: -timeout=1 (an input running over a
 second is a finding), -rss_limit_mb=512 (so is one using more than 512 MB), ASan and UBSan reports
-abort. A finding's input is kept as
-BUILD_DIR/findings/TARGET/crash-*, timeout-*, oom-* or leak-*; the log is BUILD_DIR/logs/TARGET.log.
+abort. A finding's input is kept as BUILD_DIR/findings/TARGET/crash-*, timeout-*, oom-* or
+leak-*; the log is BUILD_DIR/logs/TARGET.log.
 Exits 1 when any target had a finding, 2 when a target could not run.
 """
 import glob

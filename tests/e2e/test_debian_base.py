@@ -962,8 +962,8 @@ def test_d4_every_locked_deb_still_to_be_had(srv, kept):
 
 def test_d4_unrelated_recipe_change_keeps_debs_and_date(rl, scratch, caches, recipe, lock,
                                                          point, kept):
-    # On the cache of the relock above: the empty-cache case is that one's, and the base it
-    # assembled is keyed by the debs, so a relock that moved one would still assemble anew.
+    # On the cache of the relock above (the no-index case is that one's): its base is keyed by
+    # the debs, so a relock that moved one would still assemble anew and differ.
     recipe2 = os.path.join(os.path.dirname(recipe[0]), "renamed.toml")
     with open(recipe2, "w") as f:
         f.write(recipe[1].replace('name = "osbase"', 'name = "osbase-renamed"'))
