@@ -12,6 +12,7 @@ CMAKE_FLAGS ?=
 DEMO_PACKAGES := build-essential cmake ninja-build pkg-config \
 	libarchive-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev doctest-dev \
 	nlohmann-json3-dev libcli11-dev libfmt-dev libzstd-dev zlib1g-dev libisal-dev liburing-dev \
+	libyaml-cpp-dev \
 	python3 python3-dev mmdebstrap apt-utils gpg gpgv debian-archive-keyring
 # Everything `make test` and `make bench` need besides: the e2e tests' referees, registries,
 # container tools, the arm64 toolchain and emulation, and xfsprogs for a scratch filesystem that

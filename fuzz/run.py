@@ -29,7 +29,7 @@ FUZZ_DIR = os.path.dirname(os.path.abspath(__file__))
 # machine's ld.so.cache, wheels); text formats stay short, which keeps executions fast.
 MAX_LEN = {"elf": 65536, "elf_stream": 65536, "ld_so_cache": 65536, "zip_index": 65536,
            "tar_index": 65536, "pylock": 32768, "simple_html": 32768, "simple_json": 32768,
-           "wheel_scan_json": 32768}
+           "wheel_scan_json": 32768, "fatbin": 65536}
 TEXT_MAX_LEN = 16384
 
 STATS = re.compile(r"^#(\d+)\s+(INITED|NEW|REDUCE|pulse|DONE)\s+cov: (\d+) ft: (\d+)"

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
@@ -517,6 +518,104 @@ def add_oci(corpus):
             corpus.add("oci_index", f.read()[:16384])
 
 
+# -- CDI specs -------------------------------------------------------------------------------
+
+def add_cdi_specs(corpus):
+    """Specs as nvidia-ctk writes them (Go's YAML layout, its test fixture's shape, a real
+    host's mounts and hooks), the same as JSON, and the fields other vendors use."""
+    lib = "/usr/lib/x86_64-linux-gnu"
+    driver = "570.133.20"
+
+    def device(name, nodes):
+        return {"name": name, "containerEdits": {"deviceNodes": [{"path": n} for n in nodes]}}
+
+    def mount(path, extra=()):
+        return {"hostPath": path, "containerPath": path,
+                "options": ["ro", "nosuid", "nodev", "bind"] + list(extra)}
+
+    def hook(*args):
+        return {"hookName": "createContainer", "path": "/usr/bin/nvidia-cdi-hook",
+                "args": ["nvidia-cdi-hook"] + list(args), "env": ["NVIDIA_CTK_DEBUG=false"]}
+
+    host = {
+        "cdiVersion": "0.6.0", "kind": "nvidia.com/gpu",
+        "devices": [device("0", ["/dev/nvidia0", "/dev/dri/card1", "/dev/dri/renderD128"]),
+                    device("GPU-6cf00fa7-59e2-16d4-6c69-fd3ff1ac6f4e", ["/dev/nvidia0"]),
+                    device("all", ["/dev/nvidia0"])],
+        "containerEdits": {
+            "env": ["NVIDIA_VISIBLE_DEVICES=void", f"NVIDIA_CTK_LIBCUDA_DIR={lib}"],
+            "deviceNodes": [{"path": p} for p in ["/dev/nvidia-modeset", "/dev/nvidia-uvm",
+                                                  "/dev/nvidia-uvm-tools", "/dev/nvidiactl"]],
+            "hooks": [hook("create-symlinks", "--link", f"libcuda.so.1::{lib}/libcuda.so"),
+                      hook("enable-cuda-compat", f"--host-driver-version={driver}"),
+                      hook("update-ldcache", "--folder", lib)],
+            "mounts": [mount("/run/nvidia-persistenced/socket", ["noexec"]),
+                       mount("/usr/bin/nvidia-smi")] +
+                      [mount(f"{lib}/{name}.so.{driver}")
+                       for name in ["libcuda", "libnvidia-ml", "libnvidia-ptxjitcompiler"]] +
+                      [mount(f"/lib/firmware/nvidia/{driver}/gsp_tu10x.bin")]}}
+
+    def go_yaml(value, indent=0):
+        """Block YAML in nvidia-ctk's manner: four-space indents, list items indented under
+        their key, strings that would read as numbers quoted."""
+        pad = " " * indent
+        if isinstance(value, dict):
+            lines = []
+            for key, item in value.items():
+                if isinstance(item, (dict, list)):
+                    lines.append(f"{pad}{key}:\n{go_yaml(item, indent + 4)}")
+                else:
+                    lines.append(f"{pad}{key}: {go_yaml(item)}")
+            return "\n".join(lines)
+        if isinstance(value, list):
+            items = []
+            for item in value:
+                if isinstance(item, (dict, list)):
+                    items.append(f"{pad}- {go_yaml(item, indent + 2)[indent + 2:]}")
+                else:
+                    items.append(f"{pad}- {go_yaml(item)}")
+            return "\n".join(items)
+        if isinstance(value, int):
+            return str(value)
+        return f'"{value}"' if value.isdigit() else value
+
+    corpus.add("cdi_spec", "---\n" + go_yaml(host) + "\n")
+    corpus.add("cdi_spec", json.dumps(host, separators=(",", ":")))
+    corpus.add("cdi_spec", json.dumps(host, indent=2))
+    fixture = {
+        "cdiVersion": "0.5.0", "kind": "example.com/device",
+        "devices": [{"name": n, "containerEdits": {"deviceNodes": [
+            {"path": "/dev/nvidia0", "hostPath": "/drv/dev/nvidia0"}]}} for n in ["0", "all"]],
+        "containerEdits": {"deviceNodes": [{"path": "/dev/nvidiactl",
+                                            "hostPath": "/drv/dev/nvidiactl"}],
+                           "hooks": [hook("update-ldcache", "--folder", "/lib/x86_64-linux-gnu")],
+                           "mounts": [{"hostPath": "/drv/lib/libcuda.so.999.88.77",
+                                       "containerPath": "/lib/libcuda.so.999.88.77",
+                                       "options": ["ro", "nosuid", "nodev", "rbind",
+                                                   "rprivate"]}]}}
+    corpus.add("cdi_spec", "---\n" + go_yaml(fixture) + "\n")
+    every_field = {
+        "cdiVersion": "1.1.0", "kind": "vendor.example/nic.v2",
+        "annotations": {"cdi.k8s.io/owner": "x"},
+        "devices": [{"name": "mig:1", "annotations": {"a": "b"}, "containerEdits": {
+            "deviceNodes": [{"path": "/dev/x", "type": "c", "major": 195, "minor": 255,
+                             "fileMode": 438, "permissions": "rw", "uid": 0, "gid": 44}],
+            "netDevices": [{"hostInterfaceName": "eth1", "name": "net0"}],
+            "intelRdt": {"closID": "gpu", "schemata": ["L3:0=ff"], "enableMonitoring": True},
+            "additionalGids": [44, 0]}}],
+        "containerEdits": {"mounts": [{"hostPath": "tmpfs", "containerPath": "/scratch",
+                                       "type": "tmpfs", "options": ["nosuid"]}],
+                           "hooks": [{"hookName": "poststop", "path": "/bin/true",
+                                      "timeout": 5}]}}
+    corpus.add("cdi_spec", json.dumps(every_field))
+    corpus.add("cdi_spec", "cdiVersion: v0.7.0\nkind: a.b/c\ndevices:\n- name: d0\n"
+               "  containerEdits: &e {env: [A=1], deviceNodes: [{path: /dev/d, major: 0x10, "
+               "fileMode: 0644}]}\n- name: d1\n  containerEdits: *e\n"
+               "containerEdits: {additionalGids: [1_000]}\n")
+    corpus.add("cdi_spec", "cdiVersion: 0.3.0\nkind: a.b/c\ndevices: [{name: x, "
+               "containerEdits: {mounts: [{hostPath: /a, containerPath: /b, type: bind}]}}]\n")
+
+
 # -- registries ---------------------------------------------------------------------------
 
 def add_registry_texts(corpus):
@@ -535,6 +634,211 @@ def add_registry_texts(corpus):
                          '"identitytoken": "t"}}, "credsStore": "pass"}'),
                         ("h.org/x", '{"auths": {"h.org": {}}, "credHelpers": {"h.org": "x"}}')]:
         corpus.add("auth_json", f"{scope}\n{text}")
+
+
+# -- fatbins and the CUDA compat note -------------------------------------------------------
+
+FATBIN_MAGIC = 0xBA55ED50
+CUDA_LIB64 = "/usr/local/cuda-13.0/lib64"
+COMPAT_575 = (b'{"format":1,"CUDA version":"12.9","driver":[535,550,560,565,570,575],'
+              b'"device":[1,2,7,8,9,10,11,12,13,14]}\0')
+
+
+def fatbin_container(entries):
+    """A fatbin container of (kind, sm, flags, header_size, payload) entries (nvcc 13.0's layout:
+    gpu-containers.md 5.2; flags 0x100000 arch-specific, 0x200000 family, 0x8000 ZSTD)."""
+    body = b""
+    for kind, sm, flags, header_size, payload in entries:
+        ptx = kind == 1  # 24: PTX ISA minor and major (9.0); cubins carry 8 and 1 there
+        head = (struct.pack("<HHII", kind, 0x0101, header_size, payload) + bytes(12) +
+                struct.pack("<HHI", 0 if ptx else 8, 9 if ptx else 1, sm) + bytes(8) +
+                struct.pack("<QQQ", flags, 0, payload * 3 if flags & 0xa000 else 0))
+        body += head.ljust(header_size, b"\0") + bytes([0x5a]) * payload
+    return struct.pack("<IHHQ", FATBIN_MAGIC, 1, 16, len(body)) + body
+
+
+def section_elf(sections, elf32=False, big=False):
+    """A minimal ET_DYN object: ELF header, the (name, type, bytes, align) sections, .shstrtab
+    and the section header table; no program headers."""
+    e = ">" if big else "<"
+    word = "I" if elf32 else "Q"
+    ehsize, shentsize = (52, 40) if elf32 else (64, 64)
+    names = b"\0"
+    name_at = []
+    for name, _, _, _ in sections + [(".shstrtab", 3, b"", 1)]:
+        name_at.append(len(names))
+        names += name.encode() + b"\0"
+    data = bytearray(ehsize)
+    offsets = []
+    for _, _, body, align in sections:
+        data += bytes(-len(data) % align)
+        offsets.append(len(data))
+        data += body
+    strtab_at = len(data)
+    data += names
+    data += bytes(-len(data) % 8)
+    shoff = len(data)
+    rows = [(0, 0, 0, 0, 0)] + [(name_at[i], t, offsets[i], len(b), a)
+                                for i, (_, t, b, a) in enumerate(sections)]
+    rows.append((name_at[-1], 3, strtab_at, len(names), 1))
+    for name, kind, offset, size, align in rows:
+        fmt = e + ("IIIIIIIIII" if elf32 else "IIQQQQIIQQ")
+        data += struct.pack(fmt, name, kind, 0, 0, offset, size, 0, 0, align, 0)
+    ident = b"\x7fELF" + bytes([1 if elf32 else 2, 2 if big else 1, 1]) + bytes(9)
+    header = ident + struct.pack(e + "HHI" + word * 3 + "IHHHHHH", 3, 3 if elf32 else 62, 1, 0,
+                                 0, shoff, 0, ehsize, 32 if elf32 else 56, 0, shentsize,
+                                 len(rows), len(rows) - 1)
+    data[:ehsize] = header
+    return bytes(data)
+
+
+def elf_note_bytes(owner, kind, desc, big=False, declared=None):
+    name = owner.encode() + b"\0"
+    head = struct.pack(">III" if big else "<III", len(name),
+                       len(desc) if declared is None else declared, kind)
+    return head + name + bytes(-len(name) % 4) + desc + bytes(-len(desc) % 4)
+
+
+def read_section(path, wanted):
+    """The bytes of section `wanted` of a little-endian ELF64 file, or None."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return None
+        shoff, = struct.unpack_from("<Q", head, 0x28)
+        shnum, strndx = struct.unpack_from("<HH", head, 0x3c)
+        f.seek(shoff)
+        table = f.read(64 * shnum)
+        rows = [struct.unpack_from("<IIQQQQIIQQ", table, 64 * i) for i in range(shnum)]
+        f.seek(rows[strndx][4])
+        strings = f.read(rows[strndx][5])
+        for row in rows:
+            if strings[row[0]:strings.index(b"\0", row[0])].decode() == wanted:
+                f.seek(row[4])
+                return f.read(row[5])
+    return None
+
+
+def leading_containers(section, limit):
+    """The leading containers of a real fatbin section, within `limit` bytes: whole ones, then
+    the entries of the next one that fit, its size rewritten to hold just them."""
+    out = b""
+    pos = 0
+    while pos + 16 <= len(section):
+        magic, version, header, size = struct.unpack_from("<IHHQ", section, pos)
+        if magic != FATBIN_MAGIC or header < 16:
+            break
+        if len(out) + header + size <= limit:
+            out += section[pos:pos + header + size]
+            pos += header + size
+            continue
+        entries = b""
+        at = pos + header
+        while at + 16 <= pos + header + size:
+            entry_header, padded = struct.unpack_from("<II", section, at + 4)
+            if len(out) + header + len(entries) + entry_header + padded > limit:
+                break
+            entries += section[at:at + entry_header + padded]
+            at += entry_header + padded
+        if entries:
+            out += struct.pack("<IHHQ", magic, version, 16, len(entries)) + entries
+        break
+    return out
+
+
+def add_fatbin(corpus, work):
+    """ELF objects with .nv_fatbin (and __nv_relfatbin, and the compat note) built here; real
+    sections of CUDA 13's libraries and of nvcc-built ones rewrapped small; those cut to 64 KiB."""
+    text = (".text", 1, bytes(32), 16)
+    cubins = fatbin_container([(2, 75, 0x11, 64, 24), (2, 86, 0x8011, 64, 16),
+                               (1, 86, 0x8011, 80, 16)])
+    variants = fatbin_container([(2, 90, 0x100011, 64, 8), (1, 100, 0x208011, 80, 8),
+                                 (2, 100, 0x1002011, 112, 8), (0x40, 0, 0x11, 64, 8)])
+    compat = (".note.cuda.fwd_compatibility", 7,
+              elf_note_bytes("NVIDIA Corporation", 0, COMPAT_575), 4)
+    orin = elf_note_bytes("NVIDIA Corporation", 0, b'{"format":1,"CUDA version":"13.2"}\0\0\0\0\0',
+                          declared=41)[:71]
+    made = [
+        [text, (".nv_fatbin", 1, cubins + variants, 8)],
+        [text, (".nv_fatbin", 1, cubins + bytes(8) + fatbin_container([]) + bytes(16), 8),
+         ("__nv_relfatbin", 1, variants, 8)],
+        [text, compat],
+        [text, (".note.cuda.fwd_compatibility", 7, orin, 4), (".nv_fatbin", 1, variants, 8)],
+    ]
+    for sections in made:
+        corpus.add("fatbin", section_elf(sections))
+    corpus.add("fatbin", section_elf(made[0], elf32=True, big=True))
+    real = []  # (path, whether to add its first 64 KiB too)
+    for lib in ("libcufft.so.12", "libcudnn_cnn.so.9", "libcurand.so.10", "libnccl.so.2"):
+        path = os.path.join(CUDA_LIB64, lib)
+        if os.path.isfile(path):
+            real.append((path, False))
+    from fixtures import fatbin_libs
+    if fatbin_libs.available():
+        for name in ("mixed", "arch-specific", "family", "compressed-lz4"):
+            case = fatbin_libs.CASES[name]
+            try:
+                real.append((fatbin_libs.build(os.path.join(work, "nvcc"), name, case.gencode,
+                                               case.compress, case.compress_mode, case.extra),
+                             True))
+            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+                note(f"nvcc could not build the {name} fatbin seed: {e}")
+    else:
+        note(f"{fatbin_libs.unavailable_reason()}: no nvcc-built fatbin seed")
+    for path, cut in real:
+        sections = [text]
+        for name in (".nv_fatbin", "__nv_relfatbin"):
+            body = read_section(path, name)
+            if body:
+                sections.append((name, 1, leading_containers(body, 24 * 1024), 8))
+        corpus.add("fatbin", section_elf(sections))
+        if cut:  # the ELF header and the start of the object: the section table is not in it
+            with open(path, "rb") as f:
+                corpus.add("fatbin", f.read(64 * 1024))
+
+
+# -- NVIDIA GPU hosts ---------------------------------------------------------------------
+
+def add_gpu_texts(corpus):
+    """The driver's /proc and /sys files and nvidia-smi's CSV as real hosts write them
+    (shared/domain/gpu-containers.md 4.3); the first byte picks the harness's parser."""
+    uuid = "GPU-6cf00fa7-1a3b-4b2c-9d8e-0123456789ab"
+    for text in ["570.124.06\n", "575.57.08", "570.26\n"]:
+        corpus.add("driver_files", "0" + text)
+    for text in ["NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.133.20  Release "
+                 "Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar 11 19:18:36 UTC 2025\n"
+                 "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14) \n",
+                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.261.03  Wed Jul 30 06:55:26 "
+                 "UTC 2025\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14+deb12u1) \n",
+                 "NVRM version: NVIDIA UNIX aarch64 Kernel Module  550.163.01  Tue Apr  8 "
+                 "12:42:25 UTC 2025\n"]:
+        corpus.add("driver_files", "1" + text)
+    corpus.add("driver_files", "2Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n"
+               "195 nvidia-frontend\n226 drm\n236 nvidia-caps\n237 nvidia-uvm\n\n"
+               "Block devices:\n  7 loop\n259 blkext\n")
+    if os.path.isfile("/proc/devices"):
+        with open("/proc/devices") as f:
+            corpus.add("driver_files", "2" + f.read()[:TEXT_MAX])
+    corpus.add("driver_files", "3Model: \t\t NVIDIA GeForce RTX 3090\nIRQ:   \t\t 156\n"
+               "GPU UUID: \t " + uuid + "\nVideo BIOS: \t 94.02.42.00.a9\nBus Type: \t PCIe\n"
+               "DMA Size: \t 47 bits\nDMA Mask: \t 0x7fffffffffff\nBus Location: \t "
+               "0000:01:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n")
+    corpus.add("driver_files", "4470.256.02\n470.256.2")
+    corpus.add("driver_files", "40000:af:1f.7\n580")
+    for model in ["NVIDIA GeForce RTX 3090", "Tesla V100-SXM2-16GB", "NVIDIA H100 80GB HBM3",
+                  "NVIDIA A100-SXM4-80GB", "Quadro RTX 5000", "NVIDIA RTX 6000 Ada Generation",
+                  "NVIDIA GeForce RTX 4090 D", "Orin (nvgpu)", "NVIDIA TITAN X (Pascal)"]:
+        corpus.add("gpu_table", "0" + model)
+    for text in ["8.6", "12.0", "10.3"]:
+        corpus.add("gpu_table", "1" + text)
+    for text in ["sm_86", "sm_90a", "sm_100f", "compute_120"]:
+        corpus.add("gpu_table", "2" + text)
+    corpus.add("gpu_table", "30, " + uuid + ", NVIDIA GeForce RTX 3090, 00000000:01:00.0, 8.6, "
+               "570.124.06\n1, GPU-e1924eea-b9bb-d537-39f2-b345087fa145, Tesla T4, "
+               "00000000:AF:00.0, [N/A], 570.124.06\n")
+    for cuda, driver in [("12.8", "535.261.03"), ("13.0", "570.124.06"), ("12.10", "575.57.08"),
+                         ("14.0", "580.65.06")]:
+        corpus.add("gpu_table", f"4{cuda}\n{driver}")
 
 
 def main(argv):
@@ -561,6 +865,9 @@ def main(argv):
         add_scan_cache(corpus)
         add_oci(corpus)
         add_registry_texts(corpus)
+        add_cdi_specs(corpus)
+        add_gpu_texts(corpus)
+        add_fatbin(corpus, work)
     targets = sorted(os.path.basename(p)[len("fuzz_"):-len(".cpp")]
                      for p in glob.glob(os.path.join(REPO, "fuzz", "fuzz_*.cpp")))
     missing = [t for t in targets if t not in corpus.counts]

@@ -10,6 +10,7 @@
 
 #include "check/closure_collect.hpp"
 #include "check/cuda_rules.hpp"
+#include "check/driver_gate.hpp"
 #include "check/object_scan.hpp"
 #include "check/python_checks.hpp"
 #include "check/session_pipeline.hpp"
@@ -185,8 +186,20 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     }
     for (auto& problem : cuda_target_problems(collector.cuda_majors, target))
         report.problems.push_back(std::move(problem));
+    if (target.driver) {
+        const auto runtimes = find_cuda_runtimes(tree, collector.cuda_majors);
+        for (auto& problem : driver_gate_problems(runtimes, *target.driver, report.problems))
+            report.problems.push_back(std::move(problem));
+    }
     for (auto& problem : driver_library_problems(tree, object_paths, target.driver))
         report.problems.push_back(std::move(problem));
+    if (options.device_code || !options.gpus.empty()) {
+        DeviceCodeScan device_code = scan_device_code(tree, object_paths);
+        for (auto& problem : coverage_problems(device_code, options.gpus))
+            report.problems.push_back(std::move(problem));
+        notes.insert(notes.end(), device_code.notes.begin(), device_code.notes.end());
+        report.device_code = std::move(device_code.objects);
+    }
     ROOTLOCK_TRY(stubs, stubs_path_problems(tree, options.model.ld_library_path, scanned));
     for (auto& problem : stubs)
         report.problems.push_back(std::move(problem));

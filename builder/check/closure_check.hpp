@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "check/gpu_coverage.hpp"
 #include "check/problem.hpp"
 #include "fs/file_tree.hpp"
 #include "loader/root_model.hpp"
@@ -28,6 +29,12 @@ struct CheckOptions {
     // Keep every resolution made in CheckReport::edges (what `why` reads). Off by default: a
     // torch root makes 30,000 of them, each six strings, for 5,500 distinct edges.
     bool record_edges = false;
+    // GPUs the image must run on (the host's, --gpu, the recipe's): each object's device code
+    // is judged for each (gpu_coverage.hpp).
+    std::vector<GpuTarget> gpus;
+    // Read every object's device code into CheckReport::device_code even without a GPU to
+    // judge it for (`check --json` shows each library's architectures).
+    bool device_code = false;
 };
 
 // One resolved DT_NEEDED edge, as some load context resolved it.
@@ -51,6 +58,7 @@ struct CheckReport {
     std::set<Edge> edges;            // every resolution made, with CheckOptions::record_edges
     std::map<std::string, std::vector<std::string>> providers;  // soname -> files providing it
     std::vector<std::string> without_hidden;                    // paths hidden by --without, sorted
+    std::map<std::string, DeviceCode> device_code;  // objects with device code, when read
 };
 
 util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions& options);

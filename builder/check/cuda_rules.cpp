@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "fs/path_resolve.hpp"
+#include "gpu/compat_note.hpp"
 #include "loader/dst.hpp"
 #include "loader/ld_so_conf.hpp"
 
@@ -282,6 +283,45 @@ std::vector<Problem> cuda_target_problems(const CudaMajors& majors_found,
     return out;
 }
 
+namespace {
+
+// The verdict on a libcuda carrying .note.cuda.fwd_compatibility: nullopt when it carries none
+// (or its bytes cannot be read), a Problem with an empty kind when the host's branch is listed,
+// else `cuda-compat-refused`.
+std::optional<Problem> compat_problem(const fs::FileTree& tree, const std::string& file,
+                                      const std::optional<DriverVersion>& driver) {
+    if (!fs::basename(file).starts_with("libcuda.so"))
+        return std::nullopt;
+    auto source = tree.open_bytes(file);
+    if (!source)
+        return std::nullopt;
+    auto note = gpu::read_compat_note(**source);
+    if (!note || !note->has_value())
+        return std::nullopt;
+    const gpu::CompatNote& compat = **note;
+    std::string branches;
+    for (int branch : compat.driver_branches)
+        branches += (branches.empty() ? "" : ", ") + std::to_string(branch);
+    if (driver && gpu::compat_allows(compat, driver->branch()))
+        return Problem{};
+    Problem problem{"cuda-compat-refused", Severity::error, {}};
+    problem.fields["path"] = file;
+    problem.fields["cuda"] = compat.cuda_version;
+    problem.fields["driver_branches"] = compat.driver_branches;
+    problem.fields["problem"] =
+        driver
+            ? "a forward-compatibility libcuda for CUDA " + util::printable(compat.cuda_version) +
+                  " lists driver branches " + (branches.empty() ? "none" : branches) +
+                  ", not the host's " + std::to_string(driver->branch()) +
+                  ": CUDA fails (error 804, or the compat library is not enabled)"
+            : "a forward-compatibility libcuda for CUDA " + util::printable(compat.cuda_version) +
+                  ": it runs only on the driver branches it lists (" + branches +
+                  "); declare the host's driver to judge it";
+    return problem;
+}
+
+}  // namespace
+
 bool is_driver_library_name(std::string_view name) {
     return driver_suffix(name).has_value();
 }
@@ -308,6 +348,14 @@ std::vector<Problem> driver_library_problems(const fs::FileTree& tree,
     }
     std::vector<Problem> out;
     for (const auto& [file, name] : files) {
+        // A forward-compatibility libcuda (cuda-compat) says which driver branches it runs on:
+        // judged by that list, as the enable-cuda-compat hook does (gpu-containers.md 4.4).
+        if (auto compat = compat_problem(tree, file, driver)) {
+            if (compat->kind.empty())
+                continue;  // accepted: the host's branch is listed
+            out.push_back(std::move(*compat));
+            continue;
+        }
         std::string problem = driver_library_problem(file, *driver_suffix(name), driver);
         if (problem.empty())
             continue;

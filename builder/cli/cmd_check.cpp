@@ -9,11 +9,14 @@
 #include "check/cuda_rules.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/container_check.hpp"
+#include "cli/host_render.hpp"
 #include "cli/image_input.hpp"
 #include "cli/report_text.hpp"
 #include "freeze/freeze.hpp"
 #include "freeze/lock_verify.hpp"
 #include "fs/path_resolve.hpp"
+#include "gpu/compute_capability.hpp"
 #include "loader/dst.hpp"
 #include "pylock/pylock.hpp"
 #include "util/json_text.hpp"
@@ -30,11 +33,14 @@ struct CheckCliOptions {
     std::string ld_library_path;
     std::string hwcaps;
     std::vector<std::string> paths;
-    std::string lock;       // --lock: verify the environment at PATH against it instead
-    std::string cuda;       // --cuda X.Y: the CUDA toolkit the image targets
-    std::string driver;     // --driver: the host's driver, a branch or a full release
-    std::string platform;   // --image-platform: which image of a multi-arch OCI index
-    bool insecure = false;  // --insecure: a docker:// registry over plain HTTP
+    std::string lock;               // --lock: verify the environment at PATH against it instead
+    std::string cuda;               // --cuda X.Y: the CUDA toolkit the image targets
+    std::string driver;             // --driver: the host's driver, a branch or a full release
+    std::string platform;           // --image-platform: which image of a multi-arch OCI index
+    bool insecure = false;          // --insecure: a docker:// registry over plain HTTP
+    std::string host_root;          // --host-root: check the container as it will run on this host
+    std::vector<std::string> cdi;   // --cdi: the host described by these CDI specs
+    std::vector<std::string> gpus;  // --gpu X.Y: GPUs the image must run on
 };
 
 // `check --lock LOCK PATH`: the live environment at PATH against the lock, every RECORD
@@ -93,16 +99,33 @@ int run_check_command(const CheckCliOptions& options) {
         if (auto driver = check::parse_driver_version(options.driver); !driver.ok())
             return fail_usage("--driver: " + driver.error().text());
     }
+    check::CheckOptions check_options;
+    for (const auto& text : options.gpus) {
+        auto capability = gpu::parse_compute_capability(text);
+        if (!capability)
+            return fail_usage("--gpu: " + capability.error().text());
+        check_options.gpus.push_back(check::GpuTarget{*capability, "--gpu " + text});
+    }
+    if (!options.cdi.empty() && options.host_root.empty())
+        return fail_usage("--cdi describes a host: give --host-root too (/ for this one)");
     InputOptions input_options;
     input_options.platform = options.platform;
     input_options.insecure = options.insecure;
     auto input = open_input(options.root, input_options);
     if (!input)
         return fail_with(input.error());
-    const fs::FileTree& tree = *input->tree;
+    std::shared_ptr<const fs::FileTree> image(std::move(input->tree));
     if (!options.lock.empty())
-        return run_lock_verification(options, tree);
-    check::CheckOptions check_options;
+        return run_lock_verification(options, *image);
+    std::optional<ContainerCheck> container;
+    if (!options.host_root.empty()) {
+        auto opened = open_container(image, ContainerInput{options.host_root, options.cdi, true});
+        if (!opened)
+            return fail_with(opened.error());
+        container = std::move(*opened);
+    }
+    const fs::FileTree& tree = container ? *container->view.tree : *image;
+    check_options.device_code = options.json;
     if (!options.paths.empty()) {
         check_options.paths.clear();
         for (const auto& path : options.paths)
@@ -118,9 +141,16 @@ int run_check_command(const CheckCliOptions& options) {
     check_options.model.overrides.hwcaps = split_list(options.hwcaps);
     check_options.cuda = options.cuda;
     check_options.driver = options.driver;
+    if (container)
+        apply_host_to_check(container->facts, check_options);
     auto report = check::run_check(tree, check_options);
     if (!report)
         return fail_usage(report.error().text());
+    if (container) {
+        add_host_problems(container->facts, *report);
+        report->notes.insert(report->notes.end(), container->view.notes.begin(),
+                             container->view.notes.end());
+    }
 
     for (auto& problem : check::tree_problems(tree)) {
         report->problems.push_back(std::move(problem));
@@ -142,6 +172,11 @@ int run_check_command(const CheckCliOptions& options) {
         out["notes"] = report->notes;
         if (!options.without.empty())
             out["without_hidden"] = report->without_hidden.size();
+        out["device_code"] = nlohmann::ordered_json::object();
+        for (const auto& [path, code] : report->device_code)
+            out["device_code"][path] = check::device_code_json(code);
+        if (container)
+            out["host"] = host_facts_json(container->facts);
         fmt::print("{}\n", util::json_text(out, 2));
     } else {
         fmt::print("{}", render_report(report.value(), options.root, Style(stdout)));
@@ -185,6 +220,16 @@ void register_check(CLI::App& app, std::function<int()>& run) {
     cmd->add_option("--lock", options->lock,
                     "Verify the environment at PATH against this lock instead (missing, extra "
                     "and other versions; files that differ from RECORD)");
+    cmd->add_option("--host-root", options->host_root,
+                    "Check the container as it will run on this host (a directory laid out as "
+                    "one, or /): its driver's files injected, its GPUs' architectures");
+    cmd->add_option("--cdi", options->cdi,
+                    "A CDI spec describing the host (repeatable; default: the host's own)")
+        ->allow_extra_args(false);
+    cmd->add_option("--gpu", options->gpus,
+                    "A GPU (compute capability X.Y) every library's device code must run on "
+                    "(repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("PATH", options->paths, "Paths inside the root to check (default: all of it)");
     cmd->callback([options, &run] { run = [options] { return run_check_command(*options); }; });
 }

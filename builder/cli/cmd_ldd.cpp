@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/gpu_coverage.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "loader/dst.hpp"
@@ -83,6 +84,15 @@ int run_ldd(const LddOptions& options) {
             }
             if (!object.fatal.empty())
                 item["error"] = object.fatal;
+            // The GPU architectures its fatbin holds: what `--gpu` coverage is judged by.
+            std::string architectures;
+            if (found) {
+                if (auto code =
+                        check::device_code_of(*tree.value(), loader::canonical_of(object))) {
+                    item["device_code"] = check::device_code_json(*code);
+                    architectures = " [" + check::device_code_text(*code) + "]";
+                }
+            }
             entry["loaded"].push_back(item);
             if (object.faked) {
                 broken = true;
@@ -106,11 +116,11 @@ int run_ldd(const LddOptions& options) {
             } else if (object.via == loader::Via::host_provided) {
                 fmt::print("\t{} => {}\n", object.first_request, style.yellow("host-provided"));
             } else if (object.first_request == object.name) {
-                fmt::print("\t{} {}\n", object.name,
-                           style.dim("(" + describe_via(session, object) + ")"));
+                fmt::print("\t{} {}{}\n", object.name,
+                           style.dim("(" + describe_via(session, object) + ")"), architectures);
             } else {
-                fmt::print("\t{} => {} {}\n", object.first_request, object.name,
-                           style.dim("(" + describe_via(session, object) + ")"));
+                fmt::print("\t{} => {} {}{}\n", object.first_request, object.name,
+                           style.dim("(" + describe_via(session, object) + ")"), architectures);
             }
         }
         for (const auto& gap : loader::version_gaps(session)) {

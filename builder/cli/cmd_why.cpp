@@ -31,6 +31,7 @@ struct WhyAnswer {
     std::set<std::string> sonames;  // the subject, or what the distribution provides
     std::set<std::string> needed_by;
     std::set<std::string> providers;
+    std::map<std::string, check::DeviceCode> device_code;  // providers' GPU architectures
     std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>>
         picks;                           // (path, via, via_object) -> requesters
     std::vector<check::Problem> breaks;  // errors a check without it adds
@@ -84,17 +85,24 @@ void print_text(const std::string& subject, const WhyAnswer& answer, const Style
     fmt::print("\nneeded by {}:\n", count(answer.needed_by.size(), "object"));
     for (const auto& n : answer.needed_by)
         fmt::print("  {}\n", n);
+    // The GPU architectures of a file with device code, after its path.
+    auto architectures = [&](const std::string& path) {
+        auto code = answer.device_code.find(path);
+        return code == answer.device_code.end()
+                   ? std::string()
+                   : " [" + check::device_code_text(code->second) + "]";
+    };
     fmt::print("\nprovided by {}:\n", count(answer.providers.size(), "file"));
     for (const auto& p : answer.providers)
-        fmt::print("  {}\n", p);
+        fmt::print("  {}{}\n", p, architectures(p));
     if (!answer.picks.empty())
         fmt::print("\nwhich copy the loader picks:\n");
     for (const auto& [pick, who] : answer.picks) {
         const auto& [path, via, via_object] = pick;
         std::string how =
-            path.empty()
-                ? (via == "host-provided" ? "the host" : "nothing (not found)")
-                : path + " (" + via + (via_object.empty() ? "" : " of " + via_object) + ")";
+            path.empty() ? (via == "host-provided" ? "the host" : "nothing (not found)")
+                         : path + " (" + via + (via_object.empty() ? "" : " of " + via_object) +
+                               ")" + architectures(path);
         fmt::print("  {} for {}\n", how, count(who.size(), "object"));
     }
     if (answer.breaks.empty()) {
@@ -125,6 +133,9 @@ void print_json(const std::string& subject, const WhyAnswer& answer) {
     out["sonames"] = answer.sonames;
     out["needed_by"] = answer.needed_by;
     out["providers"] = answer.providers;
+    out["device_code"] = nlohmann::ordered_json::object();
+    for (const auto& [path, code] : answer.device_code)
+        out["device_code"][path] = check::device_code_json(code);
     out["picks"] = nlohmann::ordered_json::array();
     for (const auto& [pick, who] : answer.picks) {
         const auto& [path, via, via_object] = pick;
@@ -149,6 +160,7 @@ int run_why(const WhyOptions& options) {
         return fail_usage(tree.error().text());
     check::CheckOptions check_options;
     check_options.record_edges = true;
+    check_options.device_code = true;
     if (!options.paths.empty())
         check_options.paths = options.paths;
     auto baseline = check::run_check(*tree.value(), check_options);
@@ -199,6 +211,15 @@ int run_why(const WhyOptions& options) {
         if (!after)
             return fail_usage(after.error().text());
         add_breakage(*baseline, *after, answer);
+    }
+    // Providers by soname, and what the loader picked (a library without a SONAME is found
+    // by its file name only).
+    std::set<std::string> files = answer.providers;
+    for (const auto& [pick, who] : answer.picks)
+        files.insert(std::get<0>(pick));
+    for (const auto& file : files) {
+        if (auto code = baseline->device_code.find(file); code != baseline->device_code.end())
+            answer.device_code.emplace(file, code->second);
     }
     if (options.json) {
         print_json(subject, answer);

@@ -17,5 +17,7 @@ void register_build(CLI::App& app, std::function<int()>& run);
 void register_diff(CLI::App& app, std::function<int()>& run);
 void register_freeze(CLI::App& app, std::function<int()>& run);
 void register_push(CLI::App& app, std::function<int()>& run);
+void register_host(CLI::App& app, std::function<int()>& run);
+void register_pct_config(CLI::App& app, std::function<int()>& run);
 
 }  // namespace rootlock::cli

@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
     register_diff(app, run);
     register_freeze(app, run);
     register_push(app, run);
+    register_host(app, run);
+    register_pct_config(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -40,6 +40,18 @@ constexpr Title k_titles[] = {
      "host drivers too old for the CUDA in the image"},
     {"driver-library-in-image", "host driver library baked into the image",
      "host driver libraries baked into the image"},
+    {"host-without-driver", "host without an NVIDIA driver", "hosts without an NVIDIA driver"},
+    {"cuda-compat-refused", "forward-compatibility libcuda the host's driver cannot use",
+     "forward-compatibility libcudas the host's driver cannot use"},
+    {"gpu-arch-missing", "GPU without a kernel image in some library",
+     "GPUs without a kernel image in some library"},
+    {"gpu-arch-ptx-only", "GPU reached only through PTX (JIT at first use)",
+     "GPUs reached only through PTX (JIT at first use)"},
+    {"driver-minor-version-compat",
+     "CUDA runtime newer than the driver (minor-version "
+     "compatibility only)",
+     "CUDA runtimes newer than the driver (minor-version compatibility "
+     "only)"},
     {"stubs-on-search-path", "CUDA stub directory on a search path",
      "CUDA stub directories on a search path"},
     {"bad-object", "object the loader would reject", "objects the loader would reject"},
@@ -181,6 +193,11 @@ void render_cuda_mismatch(std::string& out, const nlohmann::ordered_json& f, con
 
 void render_driver_too_old(std::string& out, const nlohmann::ordered_json& f, const Style& style) {
     const int major = f["cuda_major"].get<int>();
+    if (f.contains("problem")) {
+        out += fmt::format("  {}\n", style.bold(f["problem"].get<std::string>()));
+        list_paths(out, "runtime", f["libraries"], 4);
+        return;
+    }
     out += fmt::format(
         "  {}\n",
         style.bold(fmt::format("driver {} is older than {}, the oldest branch that runs CUDA {}",
@@ -233,6 +250,32 @@ void render_unloaded_major(std::string& out, const nlohmann::ordered_json& f, co
     list_paths(out, "", f["libraries"], 4);
 }
 
+// One GPU, the libraries without code for it: what each holds, so the fix (another wheel, a
+// build with this architecture) is plain.
+void render_gpu_coverage(std::string& out, const nlohmann::ordered_json& f, const Style& style) {
+    out += fmt::format("  {} {} ({}): {}\n", style.bold("GPU " + f["gpu"].get<std::string>()),
+                       f["sm"].get<std::string>(), f["source"].get<std::string>(),
+                       f["problem"].get<std::string>());
+    size_t shown = 0;
+    for (const auto& object : f["objects"]) {
+        if (shown++ == 8) {
+            out += fmt::format("      ... and {} more\n", f["objects"].size() - 8);
+            break;
+        }
+        std::string held;
+        for (const auto& name : object["cubin"])
+            held += (held.empty() ? "" : " ") + name.get<std::string>();
+        if (object["ptx"].is_array()) {
+            for (const auto& name : object["ptx"])
+                held += (held.empty() ? "" : " ") + name.get<std::string>();
+        } else if (!object["ptx"].get<std::string>().empty()) {
+            held += (held.empty() ? "JIT from " : "; JIT from ") + object["ptx"].get<std::string>();
+        }
+        out += fmt::format("    {} (holds {})\n", object["path"].get<std::string>(),
+                           held.empty() ? "nothing loadable" : held);
+    }
+}
+
 void render_problem(std::string& out, const check::Problem& problem, const Style& style) {
     const auto& f = problem.fields;
     const std::string& kind = problem.kind;
@@ -250,6 +293,8 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         } else if (f["candidates"].empty()) {
             out += "    no copy anywhere in the checked paths\n";
         }
+        if (f.contains("host"))
+            out += fmt::format("    {}\n", f["host"].get<std::string>());
         if (!f["candidates"].empty())
             list_paths(out, "a copy is at", f["candidates"]);
         render_owner(out, f);
@@ -309,9 +354,17 @@ void render_problem(std::string& out, const check::Problem& problem, const Style
         render_cuda_mismatch(out, f, style);
     } else if (kind == "driver-too-old") {
         render_driver_too_old(out, f, style);
-    } else if (kind == "driver-library-in-image") {
+    } else if (kind == "driver-library-in-image" || kind == "cuda-compat-refused") {
         out += fmt::format("  {}: {}\n", style.bold(f["path"].get<std::string>()),
                            f["problem"].get<std::string>());
+    } else if (kind == "host-without-driver") {
+        out += fmt::format("  {}: {}\n", style.bold(f["host_root"].get<std::string>()),
+                           f["problem"].get<std::string>());
+    } else if (kind == "gpu-arch-missing" || kind == "gpu-arch-ptx-only") {
+        render_gpu_coverage(out, f, style);
+    } else if (kind == "driver-minor-version-compat") {
+        out += fmt::format("  {}\n", style.bold(f["problem"].get<std::string>()));
+        list_paths(out, "runtime", f["libraries"], 4);
     } else if (kind == "stubs-on-search-path") {
         out += fmt::format(
             "  {} (from {}): its libcuda.so makes every CUDA call fail with "

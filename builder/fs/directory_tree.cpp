@@ -93,8 +93,11 @@ std::optional<std::string> DirectoryTree::host_path(std::string_view path) const
     if (path.find('\0') != std::string_view::npos)
         return std::nullopt;
     std::string norm = normalize(path);
+    // The root itself with a trailing slash: when it is a link (a live container's
+    // /proc/PID/root), O_NOFOLLOW must not refuse it; the kernel follows a final component
+    // that has to be a directory.
     if (norm == "/")
-        return m_host_root.empty() ? "/" : m_host_root;
+        return m_host_root.empty() ? "/" : m_host_root + "/";
     return m_host_root + norm;
 }
 

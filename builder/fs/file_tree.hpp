@@ -110,6 +110,13 @@ class FileTree {
                                                           std::span<const std::string_view> names,
                                                           bool symbols = false) const;
 
+    // Random access to the regular file at `path`, where the tree holds its bytes (a directory,
+    // an overlay's base, a file added with content); a tarball read once refuses. For readers of
+    // what probe_elf does not keep: the device code in an object's .nv_fatbin section.
+    util::Result<std::unique_ptr<util::ByteSource>> open_bytes(std::string_view path) const {
+        return open(path);
+    }
+
   protected:
     // Random access to a regular file's bytes, for the default probe_elf. Trees that cannot
     // (a tarball read once) fill the cache with remember_elf() instead and return an error here.

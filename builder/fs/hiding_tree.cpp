@@ -117,7 +117,9 @@ std::vector<ElfProbe> HidingTree::probe_regular_elf_batch(std::string_view dir,
 }
 
 util::Result<std::unique_ptr<util::ByteSource>> HidingTree::open(std::string_view path) const {
-    return util::make_error(std::string(path), "not readable through a hiding view");
+    if (is_hidden(path))
+        return util::make_error(std::string(path), "hidden by --without");
+    return m_base.open_bytes(path);
 }
 
 }  // namespace rootlock::fs

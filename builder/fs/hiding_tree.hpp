@@ -34,7 +34,7 @@ class HidingTree final : public FileTree {
                                                   bool symbols = false) const override;
 
   protected:
-    // Never reached: probe_elf delegates to the base, whose open() is its own business.
+    // The base's bytes of a path not hidden (probe_elf delegates to the base on its own).
     util::Result<std::unique_ptr<util::ByteSource>> open(std::string_view path) const override;
 
   private:

@@ -166,6 +166,12 @@ ElfProbe OverlayTree::probe_elf(std::string_view path, bool symbols) const {
 
 util::Result<std::unique_ptr<util::ByteSource>> OverlayTree::open(std::string_view path) const {
     const Node* node = find_added(path);
+    if (node == nullptr && !base_hidden(path))
+        return m_base->open_bytes(path);
+    if (node != nullptr && node->kind == NodeKind::regular && !node->host_path.empty()) {
+        ROOTLOCK_TRY(file, util::FileSource::open(node->host_path, std::string(path)));
+        return std::unique_ptr<util::ByteSource>(std::move(file));
+    }
     if (node == nullptr || node->kind != NodeKind::regular || !node->content)
         return not_held(path);
     std::vector<std::byte> bytes(node->content->size());
@@ -271,6 +277,7 @@ util::Result<std::string> OverlayTree::add_sized_file(std::string_view path, Siz
     node.size = file.size;
     node.elf = std::move(file.elf);
     node.elf_error = std::move(file.elf_error);
+    node.host_path = std::move(file.host_path);
     return place(path, std::move(node));
 }
 

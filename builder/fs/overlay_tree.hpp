@@ -22,6 +22,9 @@ struct SizedFile {
     uint32_t mode = 0644;
     std::shared_ptr<const elf::ElfInfo> elf;  // set for an ELF object that parsed
     std::string elf_error;                    // set for one whose metadata did not
+    // Where the bytes are on this machine, when they are (a host's driver file seen inside a
+    // container): open_bytes() reads them there. Empty: the overlay holds no bytes.
+    std::string host_path;
 };
 
 class OverlayTree final : public FileTree {
@@ -86,7 +89,8 @@ class OverlayTree final : public FileTree {
         std::optional<std::string> content;  // regular files with their bytes
         std::shared_ptr<const elf::ElfInfo> elf;
         std::string elf_error;
-        std::string target;  // symlinks
+        std::string target;     // symlinks
+        std::string host_path;  // a SizedFile's bytes on this machine
     };
 
     const Node* find_added(std::string_view path) const;

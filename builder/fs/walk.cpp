@@ -9,6 +9,16 @@
 
 namespace rootlock::fs {
 
+namespace {
+
+// The kernel's own filesystems at the top of a live root (a container's /proc/PID/root, `/`
+// inside one): they hold no object anything loads, and reading them fails all over.
+bool is_kernel_directory(std::string_view path) {
+    return path == "/proc" || path == "/sys" || path == "/dev";
+}
+
+}  // namespace
+
 void walk(const FileTree& tree, std::string_view start, const WalkVisitor& visit) {
     auto root = resolve(tree, start);
     if (!root)
@@ -41,7 +51,7 @@ void walk(const FileTree& tree, std::string_view start, const WalkVisitor& visit
         std::string path =
             stack.back().dir == "/" ? "/" + entry.name : stack.back().dir + "/" + entry.name;
         visit(path, entry.stat);
-        if (entry.stat.kind == NodeKind::directory)
+        if (entry.stat.kind == NodeKind::directory && !is_kernel_directory(path))
             push_dir(path);
     }
 }

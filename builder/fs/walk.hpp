@@ -14,9 +14,10 @@ using WalkVisitor = std::function<void(const std::string& path, const NodeStat& 
 
 // Resolves `start` first (walking "/lib" on a merged-/usr root walks "/usr/lib"), then visits
 // every entry below it with its canonical path, a directory before its contents, names in
-// bytewise order. Directory symlinks are reported but never entered. A `start` that is not a
-// directory is visited alone; one that does not resolve visits nothing. Unreadable directories
-// are skipped.
+// bytewise order. Directory symlinks are reported but never entered, nor are /proc, /sys and
+// /dev (a live root's kernel filesystems) unless they are `start` itself. A `start` that is not
+// a directory is visited alone; one that does not resolve visits nothing. Unreadable
+// directories are skipped.
 void walk(const FileTree& tree, std::string_view start, const WalkVisitor& visit);
 
 }  // namespace rootlock::fs

@@ -107,7 +107,7 @@ TEST_SUITE("rootlock::fs") {
         OverlayTree tree(merged_usr_base());
         REQUIRE(tree.add_file("/etc/a", "mine").ok());
         REQUIRE(tree.add_file("/opt/x", "a file over a directory").ok());
-        REQUIRE(tree.add_sized_file("/lib/libz.so.1", SizedFile{4096, 0755, nullptr, ""}).ok());
+        REQUIRE(tree.add_sized_file("/lib/libz.so.1", SizedFile{4096, 0755, nullptr, "", ""}).ok());
         REQUIRE(tree.add_symlink("/srv/link", "/etc/a").ok());
         auto added = tree.added();
         std::vector<std::string> paths;
