@@ -115,6 +115,7 @@ bench: build
 	python3 tests/bench/bench_base.py $(BUILD)/rootlock
 	python3 tests/bench/bench_push.py $(BUILD)/rootlock
 	python3 tests/bench/bench_arm64.py $(BUILD)/rootlock
+	python3 tests/bench/bench_gpu.py $(BUILD)/rootlock
 
 clean:
 	rm -rf $(BUILD) $(SANITIZED_BUILD)

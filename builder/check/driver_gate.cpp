@@ -25,9 +25,11 @@ std::optional<gpu::CudaVersion> version_in_name(std::string_view name) {
 }
 
 // The nvidia-cuda-runtime(-cuNN) dist-info of the site-packages holding `library`
-// (SITE/nvidia/cuda_runtime/lib/libcudart.so.12, SITE/nvidia/cu13/lib/libcudart.so.13).
-std::optional<std::pair<gpu::CudaVersion, std::string>> version_of_wheel(
-    const fs::FileTree& tree, const std::string& library) {
+// (SITE/nvidia/cuda_runtime/lib/libcudart.so.12, SITE/nvidia/cu13/lib/libcudart.so.13) whose
+// version is of the library's CUDA `major`.
+std::optional<std::pair<gpu::CudaVersion, std::string>> version_of_wheel(const fs::FileTree& tree,
+                                                                         const std::string& library,
+                                                                         int major) {
     std::string dir = fs::dirname(library);
     for (int up = 0; up < 4 && dir != "/"; ++up, dir = fs::dirname(dir)) {
         if (fs::basename(dir) != "nvidia")
@@ -45,7 +47,9 @@ std::optional<std::pair<gpu::CudaVersion, std::string>> version_of_wheel(
                 if (!name.starts_with(stem))
                     continue;
                 std::string version = name.substr(stem.size(), name.size() - stem.size() - 10);
-                if (auto parsed = gpu::parse_cuda_version(version))
+                // A cu12 and a cu13 runtime side by side: each library gets its own major's.
+                auto parsed = gpu::parse_cuda_version(version);
+                if (parsed && parsed->major == major)
                     return std::make_pair(*parsed, fs::join_path(site, name));
             }
         }
@@ -67,7 +71,7 @@ std::vector<CudaRuntimeFound> find_cuda_runtimes(const fs::FileTree& tree,
             const std::string file = resolved ? resolved->path : library;
             if (auto version = version_in_name(fs::basename(file))) {
                 found.push_back(CudaRuntimeFound{*version, library, "file name"});
-            } else if (auto wheel = version_of_wheel(tree, file)) {
+            } else if (auto wheel = version_of_wheel(tree, file, major)) {
                 found.push_back(CudaRuntimeFound{wheel->first, library, wheel->second});
             }
         }

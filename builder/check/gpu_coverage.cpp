@@ -28,7 +28,8 @@ nlohmann::ordered_json names_json(const std::vector<std::string>& names) {
 
 }  // namespace
 
-DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std::string>& paths) {
+DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std::string>& paths,
+                                bool say_unreadable) {
     DeviceCodeScan scan;
     size_t unreadable = 0;
     for (const auto& path : paths) {
@@ -47,7 +48,7 @@ DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std:
         scan.objects.emplace(path, describe(**summary));
         scan.summaries.emplace(path, std::move(**summary));
     }
-    if (unreadable > 0)
+    if (unreadable > 0 && say_unreadable)
         scan.notes.push_back(fmt::format(
             "the device code of {} objects was not read: {} does not hold their bytes for "
             "random access (check an unpacked root or an OCI layout for GPU coverage)",

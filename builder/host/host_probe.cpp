@@ -125,28 +125,36 @@ void read_nodes(const HostReader& host, HostFacts& facts) {
     }
     for (const auto& name : host.list("/dev/nvidia-caps"))
         add_node(host, facts, "/dev/nvidia-caps/" + name, -1);
+    std::optional<int> frontend;
     if (auto text = host.read_text("/proc/devices")) {
-        if (auto devices = gpu::parse_proc_devices(*text, "/proc/devices"))
+        if (auto devices = gpu::parse_proc_devices(*text, "/proc/devices")) {
             facts.uvm_major = gpu::find_major(*devices, "nvidia-uvm");
-    }
-    // The kernel makes the uvm nodes only on first use (gpu-containers.md 3.3): with the module
-    // loaded and a node absent, the node a container needs is named, missing, so that a
-    // configuration naming it can be refused before a start fails on it.
-    if (facts.uvm_major && !facts.nodes.empty()) {
-        for (int minor = 0; minor < 2; ++minor) {
-            std::string path = minor == 0 ? "/dev/nvidia-uvm" : "/dev/nvidia-uvm-tools";
-            if (std::any_of(facts.nodes.begin(), facts.nodes.end(),
-                            [&](const DeviceNode& node) { return node.path == path; }))
-                continue;
-            DeviceNode node;
-            node.path = path;
-            node.host_path = path;
-            node.major = *facts.uvm_major;
-            node.minor = minor;
-            node.mode = 0666;
-            facts.nodes.push_back(std::move(node));
+            frontend = gpu::nvidia_frontend_major(*devices);
         }
     }
+    // The nodes a container of these GPUs needs, named even when absent now: the kernel makes
+    // the uvm nodes only on first use (gpu-containers.md 3.3), and a devN: naming a missing node
+    // fails the start, so a configuration is refused before that.
+    auto expect = [&](std::string path, std::optional<int> major, int minor, int gpu_minor) {
+        if (!major || std::any_of(facts.nodes.begin(), facts.nodes.end(),
+                                  [&](const DeviceNode& node) { return node.path == path; }))
+            return;
+        DeviceNode node;
+        node.path = path;
+        node.host_path = std::move(path);
+        node.major = *major;
+        node.minor = minor;
+        node.mode = 0666;
+        node.gpu_minor = gpu_minor;
+        facts.nodes.push_back(std::move(node));
+    };
+    for (const auto& gpu_facts : facts.gpus)
+        expect("/dev/nvidia" + std::to_string(gpu_facts.minor), frontend, gpu_facts.minor,
+               gpu_facts.minor);
+    if (!facts.gpus.empty())
+        expect("/dev/nvidiactl", frontend, 255, -1);
+    expect("/dev/nvidia-uvm", facts.uvm_major, 0, -1);
+    expect("/dev/nvidia-uvm-tools", facts.uvm_major, 1, -1);
 }
 
 }  // namespace
