@@ -47,7 +47,6 @@ util::Status add_recipe_extras(fs::OverlayTree& tree, const std::vector<std::str
     }
     if (library_paths.empty())
         return util::ok_status();
-    ROOTLOCK_TRY(generator, existing_generator(tree));
     ROOTLOCK_TRY(conf, tree.add_file(k_rootlock_ld_conf, conf_text(library_paths), 0644));
     ROOTLOCK_TRY(read, loader::read_ld_so_conf(tree));
     const auto& seen = read.files_read;
@@ -56,6 +55,11 @@ util::Status add_recipe_extras(fs::OverlayTree& tree, const std::vector<std::str
         return util::make_error(
             "/etc/ld.so.conf",
             "does not include " + conf + ", so [loader] library-paths would be ignored");
+    return regenerate_ld_so_cache(tree);
+}
+
+util::Status regenerate_ld_so_cache(fs::OverlayTree& tree) {
+    ROOTLOCK_TRY(generator, existing_generator(tree));
     ROOTLOCK_TRY(target, loader::detect_target(tree, {}));
     loader::ScanOptions scan;
     scan.system_directories = target.default_dirs;  // ldconfig's built-in ones are the loader's

@@ -23,4 +23,9 @@ inline constexpr const char* k_rootlock_ld_conf = "/etc/ld.so.conf.d/rootlock.co
 util::Status add_recipe_extras(fs::OverlayTree& tree, const std::vector<std::string>& library_paths,
                                const std::vector<std::pair<std::string, std::string>>& files);
 
+// Replaces /etc/ld.so.cache with the one glibc's ldconfig would write for the tree as it is now
+// (its ld.so.conf, the target's built-in directories), under the generator string of the cache
+// already there, so the bytes are what the base's own ldconfig writes.
+util::Status regenerate_ld_so_cache(fs::OverlayTree& tree);
+
 }  // namespace rootlock::assemble

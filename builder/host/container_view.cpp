@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <map>
-#include <span>
 
+#include "assemble/recipe_extras.hpp"
 #include "elf/elf_reader.hpp"
 #include "fs/path_resolve.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "loader/ld_so_conf.hpp"
 #include "loader/ldconfig_scan.hpp"
-#include "loader/target.hpp"
 #include "util/byte_source.hpp"
 
 namespace rootlock::host {
@@ -42,20 +41,6 @@ util::Result<fs::SizedFile> sized_host_file(const HostReader& host, const Inject
     else
         sized.elf_error = info.error().text();
     return sized;
-}
-
-// The generator string of the image's own cache, so the regenerated one reads as its ldconfig's.
-std::string image_generator(const fs::FileTree& tree) {
-    auto cache_file = fs::resolve(tree, "/etc/ld.so.cache");
-    if (!cache_file || cache_file->stat.kind != fs::NodeKind::regular)
-        return "ldconfig";
-    auto bytes = tree.read_file(cache_file->path);
-    if (!bytes)
-        return "ldconfig";
-    std::span<const std::byte> view(reinterpret_cast<const std::byte*>(bytes->data()),
-                                    bytes->size());
-    auto parsed = loader::parse_ld_so_cache(view, "/etc/ld.so.cache");
-    return parsed ? parsed->generator : std::string("ldconfig");
 }
 
 // ldconfig's links: in each directory holding an injected library, SONAME -> the file of that
@@ -121,7 +106,6 @@ std::string driver_ld_conf_text(const HostFacts& facts) {
 util::Result<ContainerView> container_view(std::shared_ptr<const fs::FileTree> image,
                                            const HostFacts& facts, const HostReader& host) {
     ContainerView view;
-    const std::string generator = image_generator(*image);
     view.tree = std::make_shared<fs::OverlayTree>(std::move(image));
     fs::OverlayTree& tree = *view.tree;
     for (const auto& file : facts.files) {
@@ -145,21 +129,8 @@ util::Result<ContainerView> container_view(std::shared_ptr<const fs::FileTree> i
                              "ones");
     ROOTLOCK_TRY(links, add_soname_links(tree, facts.library_dirs));
     (void)links;
-    ROOTLOCK_TRY(target, loader::detect_target(tree, {}));
-    loader::ScanOptions scan;
-    scan.system_directories = target.default_dirs;
-    scan.machine = target.machine;
-    scan.elf_class = target.elf_class;
-    scan.generator = generator;
-    ROOTLOCK_TRY(cache, loader::simulate_ldconfig(tree, scan));
-    loader::CacheWriteOptions write_options;
-    write_options.generator = cache.generator;
-    const std::vector<std::byte> bytes = loader::write_ld_so_cache(cache.entries, write_options);
-    ROOTLOCK_TRY(placed,
-                 tree.add_file(
-                     "/etc/ld.so.cache",
-                     std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), 0644));
-    (void)placed;
+    ROOTLOCK_TRY(cache, assemble::regenerate_ld_so_cache(tree));
+    (void)cache;
     view.notes.push_back("checked as the container will run on " + facts.host_root + ": " +
                          std::to_string(facts.files.size()) + " host files injected, " +
                          "ld.so.cache as the start hook's ldconfig writes it");

@@ -200,6 +200,12 @@ DriverFiles discover_driver_files(const HostReader& host, std::string_view versi
         auto nvml = find_library(host, "libnvidia-ml", version);
         if (!nvml) {
             out.version = std::string(version);
+            // The module was upgraded (or the files were) and the other did not follow.
+            if (auto other = version.empty() ? std::nullopt : find_library(host, "libcuda", ""))
+                out.notes.push_back("the kernel module is " + std::string(version) + " but " +
+                                    other->path + " is " + other->version +
+                                    ": every CUDA and NVML call fails with \"Driver/library "
+                                    "version mismatch\"; no driver file is given to containers");
             return out;
         }
         out.version = nvml->version;

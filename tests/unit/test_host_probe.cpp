@@ -112,7 +112,14 @@ TEST_SUITE("rootlock::host") {
         REQUIRE(facts.ok());
         CHECK(facts->driver.version == "550.163.01");
         CHECK(facts->files.empty());
-        CHECK(facts->notes.size() == 1);
+        REQUIRE(facts->notes.size() == 2);
+        CHECK(facts->notes[0] ==
+              "/sys/module/nvidia/version says 550.163.01 but /proc/driver/nvidia/version says "
+              "535.261.03; taking /sys (the module loaded now)");
+        CHECK(facts->notes[1] == "the kernel module is 550.163.01 but /" + k_dir +
+                                     "/libcuda.so.535.261.03 is 535.261.03: every CUDA and NVML "
+                                     "call fails with \"Driver/library version mismatch\"; no "
+                                     "driver file is given to containers");
     }
 
     TEST_CASE("a CDI spec of the host replaces the files found by hand") {
