@@ -332,6 +332,10 @@ std::vector<Problem> driver_library_problems(const fs::FileTree& tree,
     // One problem per file that would really be loaded, whatever links lead to it. A file
     // named otherwise is judged by the first driver name that leads to it: the name ld.so sees.
     std::map<std::string, std::string> files;  // canonical file -> the name judged
+    // Files some name outside a `stubs` directory leads to. A toolkit's link stub reached only
+    // from its own stubs directory is not a problem by itself (NVIDIA's images carry one);
+    // stubs_path_problems reports it where a search path reaches that directory.
+    std::set<std::string> reached;
     for (const auto& path : paths) {
         const std::string name = fs::basename(path);
         if (!is_driver_library_name(name))
@@ -339,6 +343,8 @@ std::vector<Problem> driver_library_problems(const fs::FileTree& tree,
         auto resolved = fs::resolve(tree, path);
         if (!resolved.has_value() || resolved->stat.kind != fs::NodeKind::regular)
             continue;
+        if (!has_stubs_component(path) || !has_stubs_component(resolved->path))
+            reached.insert(resolved->path);
         const std::string own = fs::basename(resolved->path);
         auto& judged = files[resolved->path];
         if (is_driver_library_name(own))
@@ -348,6 +354,8 @@ std::vector<Problem> driver_library_problems(const fs::FileTree& tree,
     }
     std::vector<Problem> out;
     for (const auto& [file, name] : files) {
+        if (reached.count(file) == 0)
+            continue;
         // A forward-compatibility libcuda (cuda-compat) says which driver branches it runs on:
         // judged by that list, as the enable-cuda-compat hook does (gpu-containers.md 4.4).
         if (auto compat = compat_problem(tree, file, driver)) {

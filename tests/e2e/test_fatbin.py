@@ -147,6 +147,10 @@ def test_c_real_cuda13_libraries_are_read(rootlock):
                     for p, c in sorted(with_code.items())[:4]))
     assert not notes, notes
     assert len(with_code) >= 10
+    # The toolkit's link stubs (lib64/stubs/libcuda.so) are not a problem by themselves: no
+    # search path reaches them (NVIDIA's own images carry them).
+    assert not [p for p in out["problems"] if p["kind"] == "driver-library-in-image"], \
+        out["problems"]
     blas = [c for p, c in with_code.items() if "libcublasLt.so" in p]
     assert blas and "sm_90" in blas[0]["cubin"] and blas[0]["compressed"]
 
