@@ -43,7 +43,8 @@ DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std:
             scan.notes.push_back("device code not read: " + summary.error().text());
             continue;
         }
-        if (!summary->has_value() || (*summary)->entries.empty())
+        // No entry, or only modules without a kernel (nothing can fail to launch).
+        if (!summary->has_value() || (*summary)->architectures.empty())
             continue;
         scan.objects.emplace(path, describe(**summary));
         scan.summaries.emplace(path, std::move(**summary));

@@ -141,6 +141,39 @@ Result<FatbinEntry> decode_fatbin_entry(const FatbinWalk& walk, const std::byte*
     return entry;
 }
 
+// Whether the cubin ELF in `payload` has a kernel: a section named ".text.<kernel>". Anything
+// unreadable counts as having one, so that a doubt never hides device code.
+bool cubin_has_kernels(std::span<const std::byte> payload) {
+    auto u16 = [&](size_t at) { return static_cast<uint64_t>(fatbin_u16(payload.data() + at)); };
+    auto u64 = [&](size_t at) { return fatbin_u64(payload.data() + at); };
+    if (payload.size() < 64 || payload[4] != std::byte{2})  // ELF64 only
+        return true;
+    const uint64_t shoff = u64(0x28);
+    const uint64_t entsize = u16(0x3a);
+    const uint64_t count = u16(0x3c);
+    const uint64_t strndx = u16(0x3e);
+    if (entsize < 64 || strndx >= count || shoff > payload.size() ||
+        count > (payload.size() - shoff) / entsize)
+        return true;
+    const size_t strtab_header = static_cast<size_t>(shoff + strndx * entsize);
+    const uint64_t names = u64(strtab_header + 24);
+    const uint64_t names_size = u64(strtab_header + 32);
+    if (names > payload.size() || names_size > payload.size() - names)
+        return true;
+    const std::string_view table(reinterpret_cast<const char*>(payload.data() + names),
+                                 static_cast<size_t>(names_size));
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t name = fatbin_u32(payload.data() + shoff + i * entsize);
+        if (name < table.size() && table.substr(static_cast<size_t>(name)).starts_with(".text."))
+            return true;
+    }
+    return false;
+}
+
+// Small uncompressed cubins are read whole to tell whether they hold a kernel; bigger ones
+// always do (an empty module is a few hundred bytes).
+constexpr uint64_t k_empty_cubin_limit = 64 * 1024;
+
 // The entries of one container, [begin, end) in the file.
 util::Status walk_fatbin_entries(FatbinWalk& walk, uint64_t begin, uint64_t end) {
     uint64_t pos = begin;
@@ -161,6 +194,13 @@ util::Status walk_fatbin_entries(FatbinWalk& walk, uint64_t begin, uint64_t end)
             return walk.fail(pos, fmt::format("fatbin entry ({} + {} bytes) runs past the end of "
                                               "its container ({} bytes left)",
                                               entry.header_size, entry.payload_size, left));
+        }
+        if (entry.kind == FatbinKind::cubin && !entry.compressed() &&
+            entry.payload_size <= k_empty_cubin_limit) {
+            std::vector<std::byte> payload(static_cast<size_t>(entry.payload_size));
+            if (auto read = walk.source.read_at(pos + entry.header_size, payload); !read)
+                return read.error();
+            entry.kernels = cubin_has_kernels(payload);
         }
         pos += entry.header_size + entry.payload_size;
         walk.entries.push_back(entry);
@@ -237,6 +277,100 @@ util::Status walk_fatbin_section(FatbinWalk& walk) {
     return util::ok_status();
 }
 
+// The sections where nvcc-built libraries keep fatbins of their own to load through the module
+// API (cuModuleLoadData), in the order a linker lays them out.
+constexpr std::array<std::string_view, 5> k_data_sections = {".rodata", ".lrodata", ".data.rel.ro",
+                                                             ".data", ".ldata"};
+
+// One container at `pos` whose header and entries all hold together inside [pos, end): its end,
+// with its entries added to `walk`; nullopt when the bytes only look like one.
+std::optional<uint64_t> embedded_container(FatbinWalk& walk, uint64_t pos, uint64_t end) {
+    if (end - pos < k_fatbin_container_header)
+        return std::nullopt;
+    auto head = walk.window.at(pos, k_fatbin_container_header);
+    if (!head)
+        return std::nullopt;
+    const std::byte* p = *head;
+    const uint64_t version = fatbin_u16(p + 4);
+    const uint64_t header_size = fatbin_u16(p + 6);
+    const uint64_t entries_size = fatbin_u64(p + 8);
+    const uint64_t left = end - pos;
+    if (version != 1 || header_size != k_fatbin_container_header || entries_size == 0 ||
+        entries_size > left - header_size)
+        return std::nullopt;
+    const size_t before = walk.entries.size();
+    if (!walk_fatbin_entries(walk, pos + header_size, pos + header_size + entries_size)) {
+        walk.entries.resize(before);
+        return std::nullopt;
+    }
+    ++walk.containers;
+    return pos + header_size + entries_size;
+}
+
+// The object's bytes, those of one chunk already read served from memory: a data section's
+// thousands of small containers are walked without a read each.
+class ChunkSource final : public util::ByteSource {
+  public:
+    ChunkSource(const util::ByteSource& inner, uint64_t base, std::span<const std::byte> bytes)
+        : m_inner(inner), m_base(base), m_bytes(bytes) {}
+    uint64_t size() const override { return m_inner.size(); }
+    const std::string& name() const override { return m_inner.name(); }
+    util::Status read_at(uint64_t offset, std::span<std::byte> out) const override {
+        if (offset >= m_base && offset - m_base <= m_bytes.size() &&
+            out.size() <= m_bytes.size() - (offset - m_base)) {
+            std::copy_n(m_bytes.begin() + static_cast<std::ptrdiff_t>(offset - m_base), out.size(),
+                        out.begin());
+            return util::ok_status();
+        }
+        return m_inner.read_at(offset, out);
+    }
+
+  private:
+    const util::ByteSource& m_inner;
+    uint64_t m_base;
+    std::span<const std::byte> m_bytes;
+};
+
+// Every container in one data section, found by its magic at 8-byte aligned file offsets, read
+// in 1 MiB chunks; a container found is stepped over whole.
+util::Status walk_embedded_containers(FatbinWalk& walk) {
+    const uint64_t end = walk.range.offset + walk.range.size;
+    std::vector<std::byte> chunk(size_t{1} << 20);
+    uint64_t pos = (walk.range.offset + 7) & ~uint64_t{7};
+    while (pos + 4 <= end) {
+        const size_t length = static_cast<size_t>(std::min<uint64_t>(chunk.size(), end - pos));
+        if (auto status = walk.source.read_at(pos, std::span(chunk.data(), length)); !status)
+            return status.error();
+        ChunkSource in_memory(walk.source, pos, std::span(chunk.data(), length));
+        FatbinWalk chunk_walk(in_memory, walk.range, walk.section);
+        uint64_t next = pos + length;  // where the next chunk starts if nothing is found
+        for (size_t at = 0; at + 4 <= length; at += 8) {
+            if (fatbin_u32(chunk.data() + at) != k_fatbin_magic)
+                continue;
+            auto after = embedded_container(chunk_walk, pos + at, end);
+            if (!after)
+                continue;
+            // Containers sit back to back: go on in this chunk while the next is in it.
+            const uint64_t aligned = (*after + 7) & ~uint64_t{7};
+            if (aligned + 4 > pos + length) {
+                next = aligned;
+                break;
+            }
+            at = static_cast<size_t>(aligned - pos) - 8;
+        }
+        walk.containers += chunk_walk.containers;
+        walk.entries.insert(walk.entries.end(), chunk_walk.entries.begin(),
+                            chunk_walk.entries.end());
+        // A chunk cut inside a magic: the next one starts at the last aligned offset unread.
+        if (next == pos + length && length >= 8 && next < end)
+            next = pos + (length & ~size_t{7});
+        if (next <= pos)
+            break;
+        pos = next;
+    }
+    return util::ok_status();
+}
+
 }  // namespace
 
 SmName FatbinEntry::name() const {
@@ -255,10 +389,21 @@ Result<std::optional<FatbinSummary>> read_fatbin(const util::ByteSource& object)
             return status.error();
         summary.containers = walk.containers;
         summary.section_size = range->size;
+        ROOTLOCK_TRY(data, elf::find_sections(object, k_data_sections));
+        for (size_t i = 0; i < data.size(); ++i) {
+            if (!data[i] || data[i]->type != elf::k_sht_progbits)
+                continue;
+            FatbinWalk embedded(object, *data[i], k_data_sections[i]);
+            if (auto status = walk_embedded_containers(embedded); !status)
+                return status.error();
+            summary.embedded_containers += embedded.containers;
+            walk.entries.insert(walk.entries.end(), embedded.entries.begin(),
+                                embedded.entries.end());
+        }
         summary.entries = std::move(walk.entries);
         for (const FatbinEntry& entry : summary.entries) {
             summary.any_compressed = summary.any_compressed || entry.compressed();
-            if (entry.kind == FatbinKind::other)
+            if (entry.kind == FatbinKind::other || !entry.kernels)
                 continue;
             (entry.kind == FatbinKind::cubin ? summary.cubin_sms : summary.ptx_sms)
                 .insert(entry.sm);

@@ -40,6 +40,10 @@ struct FatbinEntry {
     SmVariant variant = SmVariant::plain;
     FatbinCompression compression = FatbinCompression::none;
     bool debug = false;
+    // An uncompressed cubin whose ELF holds no .text.* section has no kernel to launch (nvcc
+    // writes one for a .cu file without kernels, at its default architecture): false then, and
+    // it decides no coverage. True when it has one or when that cannot be told (compressed).
+    bool kernels = true;
     uint64_t flags = 0;
     // PTX entries: the PTX ISA version (9.0 from nvcc 13.0, 9.1 in cuDNN 9's CUDA 13 build), which
     // the driver must know to JIT it (u16 minor at 24, major at 26). 0.0 for other kinds.
@@ -72,21 +76,30 @@ struct FatbinSummary {
     std::vector<FatbinEntry> entries;  // in file order
     std::set<int> cubin_sms;           // every cubin's SM, whatever its variant
     std::set<int> ptx_sms;
-    std::set<SmName> architectures;  // PTX and cubin entries by name: sm_90a, compute_120
+    // PTX and cubin entries by name (sm_90a, compute_120), without cubins known to hold no
+    // kernel: empty when nothing in the object can be launched.
+    std::set<SmName> architectures;
     bool any_compressed = false;
     size_t containers = 0;
     uint64_t section_size = 0;  // bytes of .nv_fatbin (0 when only relocatable code exists)
+    // Containers a library keeps in its data sections and loads itself through the driver's
+    // module API (cuFFT 12 holds 23,983 in .ldata beside one in .nv_fatbin): their entries are
+    // in `entries` too, since they run on the GPU as much as the registered ones.
+    size_t embedded_containers = 0;
     std::optional<RelocatableCode> relocatable;
 };
 
 // The device code of the ELF object behind `elf`: nullopt when it has neither .nv_fatbin nor
-// __nv_relfatbin. Reads the ELF and section headers, then one small read per container and
-// entry header (256 bytes at most), never a payload: libcublasLt.so.13's 140 MB of device code
-// (2,782 containers, 5,737 entries) costs about 5,700 preads. Containers lie back to back (in
-// every CUDA 13 library and nvcc-built object seen, each a multiple of 8 bytes; nvcc -shared also
-// writes empty ones); zero bytes between them are skipped all the same, provided the next one
-// starts 8-byte aligned within the section. Unknown entry kinds are kept as `other`. Errors are
-// located at the bad header, "name@0xOFF: message".
+// __nv_relfatbin. An object with .nv_fatbin (built by nvcc) also has its data sections (.rodata,
+// .lrodata, .data.rel.ro, .data, .ldata) searched for containers at 8-byte aligned offsets,
+// each taken only when its header and every entry's hold together (a chance match of the magic
+// is passed over); those sections are read whole, the rest of the file never. Reads the ELF and
+// section headers, then one small read per container and entry header (256 bytes at most), never a
+// payload: libcublasLt.so.13's 140 MB of device code (2,782 containers, 5,737 entries) costs about
+// 5,700 preads. Containers lie back to back (in every CUDA 13 library and nvcc-built object seen,
+// each a multiple of 8 bytes; nvcc -shared also writes empty ones); zero bytes between them are
+// skipped all the same, provided the next one starts 8-byte aligned within the section. Unknown
+// entry kinds are kept as `other`. Errors are located at the bad header, "name@0xOFF: message".
 util::Result<std::optional<FatbinSummary>> read_fatbin(const util::ByteSource& elf);
 
 }  // namespace rootlock::gpu

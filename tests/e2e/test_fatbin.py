@@ -9,7 +9,9 @@ are the referee) are put in a copy of the Debian root and checked with `--gpu` f
      major with a minor at most the GPU's (an `a` cubin only on its exact capability), else PTX at
      most the GPU's (`a` PTX exactly, `f` PTX within its major) is a `gpu-arch-ptx-only` warning,
      else `gpu-arch-missing` ("no kernel image is available for execution on the device");
-  c. the real CUDA 13 libraries in /usr/local/cuda-13.0/lib64 are read without error;
+  c. the real CUDA 13 libraries in /usr/local/cuda-13.0/lib64 are read without error and all run
+     on 9.0: cuFFT's kernels are fatbins in .ldata (loaded through the module API), and a module
+     without a kernel (libcufftw's, or nvcc's for a .cu file without one) is no device code;
   d. `ldd` and `why` show the architectures of a library that another one loads.
 Skipped, with the reason, where nvcc or CUDA 13 is absent.
 """
@@ -65,6 +67,15 @@ def root(scratch):
     for name, case in fatbin_libs.CASES.items():
         fatbin_libs.build(libs, name, case.gencode, compress=case.compress,
                           compress_mode=case.compress_mode, extra=case.extra)
+    # A .cu file without a kernel, as a cubin alone: an empty module, as the real libcufftw.so.12
+    # carries, which nothing can fail to launch (nvcc's default would add compressed PTX, whose
+    # emptiness cannot be told without decompressing it).
+    source = os.path.join(libs, "nokernels.cu")
+    with open(source, "w") as f:
+        f.write('extern "C" int nokernels_answer(void) { return 42; }\n')
+    subprocess.run([fatbin_libs.nvcc(), "-shared", "-Xcompiler", "-fPIC", "-gencode",
+                    "arch=compute_75,code=sm_75", source, "-o",
+                    os.path.join(libs, "libnokernels.so")], check=True, capture_output=True)
     build_stubs([StubSpec(out=os.path.join(libs, "consumer", "libconsumer.so"),
                           soname="libconsumer.so", needed=("libmixed.so",), runpath=LIBS,
                           tag="loads libmixed")])
@@ -120,6 +131,9 @@ def test_b_verdicts_follow_cudas_run_rules(report):
             if table:
                 assert got == table.split()[0], f"{name} on {gpu}: {got}, fixture table {table}"
         print(f"(b) {name}: {' '.join(row)}")
+    assert lib_path("nokernels") not in out["device_code"], "an empty module is no device code"
+    assert not any(o["path"] == lib_path("nokernels") for p in out["problems"]
+                   for o in p.get("objects", []))
     missing = [p for p in out["problems"] if p["kind"] == "gpu-arch-missing"]
     assert missing and all(p["problem"] == "no kernel image is available for execution on the "
                            "device" and p["severity"] == "error" for p in missing)
@@ -153,6 +167,13 @@ def test_c_real_cuda13_libraries_are_read(rootlock):
         out["problems"]
     blas = [c for p, c in with_code.items() if "libcublasLt.so" in p]
     assert blas and "sm_90" in blas[0]["cubin"] and blas[0]["compressed"]
+    # cuFFT keeps its kernels in .ldata (loaded through the module API), beside one empty module
+    # in .nv_fatbin; libcufftw's only module is empty.
+    fft = [c for p, c in with_code.items() if "libcufft.so" in p]
+    assert fft and {"sm_90", "compute_90"} <= set(fft[0]["cubin"]) | set(fft[0]["ptx"]), fft
+    assert not [p for p in with_code if "libcufftw.so" in p]
+    # Every real CUDA 13 library runs on an H100 (9.0).
+    assert not [p for p in out["problems"] if p["kind"].startswith("gpu-arch")], out["problems"]
 
 
 def test_d_ldd_and_why_show_the_architectures(rootlock, root):

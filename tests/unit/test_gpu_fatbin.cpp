@@ -280,6 +280,55 @@ TEST_SUITE("rootlock::gpu") {
         CHECK(counting.reads <= 24 + 8);
     }
 
+    TEST_CASE("finds containers a library keeps in its data sections, not chance magics") {
+        // .ldata: a stray magic (not a container), then two containers at 8-aligned offsets
+        // with other bytes between them, as cuFFT keeps its kernels for the module API.
+        std::vector<std::byte> ldata(40, std::byte{0x11});
+        append_le(ldata, gpu::k_fatbin_magic, 4);  // at 40: no valid header follows
+        ldata.resize(64, std::byte{0x22});
+        auto first = fatbin_bytes({{{{2, 90, 0x11, 64, 32}}, 0}});
+        ldata.insert(ldata.end(), first.begin(), first.end());
+        ldata.resize(ldata.size() + 24, std::byte{0x33});
+        auto second = fatbin_bytes({{{{1, 100, 0x8011, 64, 40}}, 0}});
+        ldata.insert(ldata.end(), second.begin(), second.end());
+        SectionElfSpec spec;
+        spec.sections.push_back({".text", elf::k_sht_progbits, std::vector<std::byte>(24), 16, {}});
+        spec.sections.push_back({".nv_fatbin",
+                                 elf::k_sht_progbits,
+                                 fatbin_bytes({{{{2, 75, 0x11, 64, 32}}, 0}}),
+                                 8,
+                                 {}});
+        spec.sections.push_back({".ldata", elf::k_sht_progbits, ldata, 32, {}});
+        const gpu::FatbinSummary summary = read(build_section_elf(spec));
+        CHECK(summary.containers == 1);
+        CHECK(summary.embedded_containers == 2);
+        CHECK(names(summary) == std::vector<std::string>{"sm_75", "sm_90", "compute_100"});
+    }
+
+    TEST_CASE("a cubin whose ELF has no .text section holds no kernel and decides nothing") {
+        // An empty module as nvcc writes it for a .cu file without kernels: sections, no text.
+        SectionElfSpec cubin_spec;
+        cubin_spec.sections.push_back({".nv.info", elf::k_sht_progbits, {std::byte{1}}, 4, {}});
+        auto empty = build_section_elf(cubin_spec).bytes;
+        cubin_spec.sections.push_back(
+            {".text.fatbin_add", elf::k_sht_progbits, std::vector<std::byte>(16), 16, {}});
+        auto with_kernel = build_section_elf(cubin_spec).bytes;
+        auto fatbin_of = [](const std::vector<std::byte>& payload, uint32_t sm) {
+            auto bytes =
+                fatbin_bytes({{{{2, sm, 0x11, 64, static_cast<uint32_t>(payload.size())}}, 0}});
+            std::copy(payload.begin(), payload.end(),
+                      bytes.end() - static_cast<std::ptrdiff_t>(payload.size()));
+            return bytes;
+        };
+        auto summary = read(object_with(fatbin_of(empty, 75)));
+        CHECK(summary.entries.size() == 1);
+        CHECK_FALSE(summary.entries[0].kernels);
+        CHECK(summary.architectures.empty());
+        summary = read(object_with(fatbin_of(with_kernel, 86)));
+        CHECK(summary.entries[0].kernels);
+        CHECK(names(summary) == std::vector<std::string>{"sm_86"});
+    }
+
     TEST_CASE("rejects each malformed fatbin with one exact located error") {
         struct Case {
             std::string description;
