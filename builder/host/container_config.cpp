@@ -125,11 +125,11 @@ util::Result<std::vector<size_t>> select_gpus(const HostFacts& facts,
         std::string names;
         for (const auto& name : unknown)
             names += (names.empty() ? "" : ", ") + name;
-        return util::make_error(
-            "--gpus",
-            fmt::format(
-                "no GPU {} on this host ({} GPUs: {})", names, facts.gpus.size(),
-                facts.gpus.empty() ? "none" : "0.." + std::to_string(facts.gpus.size() - 1)));
+        const size_t count = facts.gpus.size();
+        const std::string has = count == 0   ? "it has none"
+                                : count == 1 ? "it has GPU 0"
+                                             : "it has GPUs 0.." + std::to_string(count - 1);
+        return util::make_error("--gpus", fmt::format("no GPU {} on this host ({})", names, has));
     }
     std::sort(chosen.begin(), chosen.end());
     chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());

@@ -228,7 +228,7 @@ def test_c_pct_config_refusals(rootlock, scratch, rootfs, hosts):
     proc = pct_config(rootlock, rootfs, hosts["reboot"], "--gpus", "0,7", "-o", out)
     print(f"(c) {proc.stderr}")
     assert proc.returncode == 1 and not os.path.exists(out)
-    assert '--gpus: no GPU "7" on this host (1 GPUs: 0..0)' in proc.stderr
+    assert '--gpus: no GPU "7" on this host (it has GPU 0)' in proc.stderr
     assert "/dev/nvidia-uvm does not exist on the host now" in proc.stderr
     proc = pct_config(rootlock, rootfs, hosts["empty"], "-o", out)
     assert proc.returncode == 1 and not os.path.exists(out)

@@ -144,7 +144,7 @@ TEST_SUITE("rootlock::host") {
         auto config = make_container_config(facts, debian_image(), options);
         REQUIRE(config.problems.size() == 3);
         CHECK(config.problems[0] ==
-              "--gpus: no GPU \"7\", \"GPU-nope\" on this host (2 GPUs: 0..1)");
+              "--gpus: no GPU \"7\", \"GPU-nope\" on this host (it has GPUs 0..1)");
         CHECK(config.problems[1] ==
               "/dev/nvidia-uvm does not exist on the host now: a container naming it fails to "
               "start (install the unit --host-unit writes, or run `nvidia-modprobe -u -c 0` "
