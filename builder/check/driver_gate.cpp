@@ -88,9 +88,7 @@ std::vector<Problem> driver_gate_problems(const std::vector<CudaRuntimeFound>& r
     std::vector<Problem> out;
     if (!driver.full() || runtimes.empty())
         return out;
-    auto release = gpu::parse_driver_release(driver.text);
-    if (!release)
-        return out;
+    const gpu::DriverRelease release{driver.text, driver.parts};
     const bool branch_refused =
         std::any_of(already.begin(), already.end(),
                     [](const Problem& problem) { return problem.kind == "driver-too-old"; });
@@ -99,7 +97,7 @@ std::vector<Problem> driver_gate_problems(const std::vector<CudaRuntimeFound>& r
     const CudaRuntimeFound* compat = nullptr;
     gpu::DriverVerdict too_old_verdict, compat_verdict;
     for (const auto& runtime : runtimes) {
-        gpu::DriverVerdict verdict = gpu::judge_driver(runtime.version, *release);
+        gpu::DriverVerdict verdict = gpu::judge_driver(runtime.version, release);
         auto kind = verdict.kind == gpu::DriverVerdictKind::unknown_cuda && verdict.assumed
                         ? *verdict.assumed
                         : verdict.kind;

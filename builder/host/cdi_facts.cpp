@@ -3,16 +3,13 @@
 // loader: create-symlinks gives links, update-ldcache its folders, enable-cuda-compat the driver.
 #include "host/cdi_facts.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "fs/path_resolve.hpp"
 #include "gpu/cdi_spec.hpp"
+#include "gpu/cdi_yaml.hpp"
 #include "host/driver_discovery.hpp"
+#include "util/atomic_file.hpp"
 
 namespace rootlock::host {
 
@@ -20,25 +17,10 @@ namespace {
 
 // A spec named on the command line: a file of this machine, not of the host root.
 util::Result<std::string> read_local_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return util::make_error(path, std::strerror(errno));
-    std::string text;
-    char buffer[16384];
-    for (;;) {
-        ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        text.append(buffer, static_cast<size_t>(n));
-        if (text.size() > (16U << 20)) {
-            ::close(fd);
-            return util::make_error(path, "larger than 16 MiB: not a CDI spec");
-        }
-    }
-    ::close(fd);
-    return text;
+    ROOTLOCK_TRY(size, util::read_host_file_size(path));
+    if (size > gpu::cdi::k_max_text)
+        return util::make_error(path, "larger than 16 MiB: not a CDI spec");
+    return util::read_host_file(path);
 }
 
 bool spec_file_name(std::string_view name) {
@@ -62,23 +44,12 @@ util::Result<std::vector<gpu::LoadedSpec>> load_specs(const HostReader& host,
             if (!spec_file_name(name))
                 continue;
             std::string path = std::string(dirs[priority]) + "/" + name;
-            ROOTLOCK_TRY(text, host.read_text(path, 16U << 20));
+            ROOTLOCK_TRY(text, host.read_text(path, gpu::cdi::k_max_text));
             ROOTLOCK_TRY(spec, gpu::parse_cdi_spec(text, host.on_disk(path)));
             specs.push_back(gpu::LoadedSpec{path, priority, std::move(spec)});
         }
     }
     return specs;
-}
-
-// "/dev/nvidia3" -> 3; -1 for anything else.
-int gpu_minor_of(std::string_view path) {
-    if (!path.starts_with("/dev/nvidia"))
-        return -1;
-    std::string_view rest = path.substr(11);
-    if (rest.empty() || rest.size() > 3 ||
-        !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return -1;
-    return std::stoi(std::string(rest));
 }
 
 DeviceNode node_from_cdi(const HostReader& host, const gpu::CdiDeviceNode& cdi) {

@@ -3,11 +3,11 @@
 #include "host/driver_discovery.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 #include <span>
 
 #include "fs/path_resolve.hpp"
+#include "gpu/driver_files.hpp"
 #include "loader/ld_so_cache.hpp"
 
 namespace rootlock::host {
@@ -32,11 +32,6 @@ const std::vector<std::string> k_driver_sockets = {
     "/run/nvidia-persistenced/socket", "/var/run/nvidia-persistenced/socket",
     "/run/nvidia-fabricmanager/socket", "/var/run/nvidia-fabricmanager/socket"};
 
-bool all_digits(std::string_view text) {
-    return !text.empty() &&
-           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // The version of a file named `stem.so.VERSION`, or empty.
 std::string version_after(std::string_view name, std::string_view stem) {
     std::string prefix = std::string(stem) + ".so.";
@@ -46,28 +41,9 @@ std::string version_after(std::string_view name, std::string_view stem) {
     return looks_like_driver_version(rest) ? std::string(rest) : std::string();
 }
 
-// Larger of two releases, numerically part by part.
-bool release_less(std::string_view left, std::string_view right) {
-    auto next = [](std::string_view& text) {
-        size_t dot = text.find('.');
-        std::string_view part = text.substr(0, dot);
-        text = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
-        uint64_t value = 0;
-        std::from_chars(part.data(), part.data() + part.size(), value);
-        return value;
-    };
-    while (!left.empty() || !right.empty()) {
-        uint64_t a = next(left);
-        uint64_t b = next(right);
-        if (a != b)
-            return a < b;
-    }
-    return false;
-}
-
 struct Found {
-    std::string path;  // canonical inside the host
-    std::string version;
+    std::string path;            // canonical inside the host
+    gpu::DriverRelease release;  // from the file's name
 };
 
 // The host's ld.so.cache entries for `soname`, resolved to their files.
@@ -105,7 +81,7 @@ std::optional<Found> find_library(const HostReader& host, std::string_view stem,
             auto file = host.resolve(fs::join_path(*resolved, name));
             auto stat = file ? host.stat(*file) : std::nullopt;
             if (stat && stat->kind == HostStat::Kind::regular)
-                candidates.push_back(Found{*file, found});
+                candidates.push_back(Found{*file, *gpu::parse_driver_release(found)});
         }
         if (!candidates.empty())
             break;  // the first directory that has it wins, as a locator's search order
@@ -114,14 +90,13 @@ std::optional<Found> find_library(const HostReader& host, std::string_view stem,
         for (const auto& file : cache_files(host, std::string(stem) + ".so.1")) {
             std::string found = version_after(fs::basename(file), stem);
             if (!found.empty() && (version.empty() || found == version))
-                candidates.push_back(Found{file, found});
+                candidates.push_back(Found{file, *gpu::parse_driver_release(found)});
         }
     }
     if (candidates.empty())
         return std::nullopt;
-    return *std::max_element(
-        candidates.begin(), candidates.end(),
-        [](const Found& a, const Found& b) { return release_less(a.version, b.version); });
+    return *std::max_element(candidates.begin(), candidates.end(),
+                             [](const Found& a, const Found& b) { return a.release < b.release; });
 }
 
 // `seen` holds both container paths and the host files they lead to: a link beside a file
@@ -179,17 +154,8 @@ const std::vector<std::string>& driver_search_directories() {
 
 bool looks_like_driver_version(std::string_view text) {
     // Two or three dot-separated decimal numbers: 470.256.02, 999.88.77, 550.54.
-    int parts = 0;
-    while (true) {
-        size_t dot = text.find('.');
-        if (!all_digits(text.substr(0, dot)) || text.substr(0, dot).size() > 4)
-            return false;
-        ++parts;
-        if (dot == std::string_view::npos)
-            break;
-        text = text.substr(dot + 1);
-    }
-    return parts >= 2 && parts <= 3;
+    auto release = gpu::parse_driver_release(text);
+    return release.ok() && release->parts.size() >= 2;
 }
 
 DriverFiles discover_driver_files(const HostReader& host, std::string_view version) {
@@ -203,18 +169,18 @@ DriverFiles discover_driver_files(const HostReader& host, std::string_view versi
             // The module was upgraded (or the files were) and the other did not follow.
             if (auto other = version.empty() ? std::nullopt : find_library(host, "libcuda", ""))
                 out.notes.push_back("the kernel module is " + std::string(version) + " but " +
-                                    other->path + " is " + other->version +
+                                    other->path + " is " + other->release.text +
                                     ": every CUDA and NVML call fails with \"Driver/library "
                                     "version mismatch\"; no driver file is given to containers");
             return out;
         }
-        out.version = nvml->version;
+        out.version = nvml->release.text;
         out.notes.push_back("no libcuda.so." +
                             (version.empty() ? std::string("*") : std::string(version)) +
                             " found; the driver's files were found beside " + nvml->path);
         libcuda = nvml;
     } else {
-        out.version = libcuda->version;
+        out.version = libcuda->release.text;
         out.libcuda = libcuda->path;
     }
     std::set<std::string> seen;

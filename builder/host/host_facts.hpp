@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/compute_capability.hpp"
@@ -80,6 +81,10 @@ struct HostFacts {
     std::vector<std::string> environment;  // "KEY=VALUE" the container gets (CDI env)
     std::vector<std::string> notes;        // what was assumed or could not be read
 };
+
+// The GPU minor a device node path names: "/dev/nvidia3" -> 3; -1 for any other path
+// (nvidiactl, nvidia-uvm, caps).
+int gpu_minor_of(std::string_view path);
 
 const char* to_string(ModuleFlavor flavor);
 const char* to_string(InjectedKind kind);

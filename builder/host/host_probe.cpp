@@ -112,16 +112,12 @@ void add_node(const HostReader& host, HostFacts& facts, const std::string& path,
 // /dev/nvidia<N> for each GPU, the control nodes, and the MIG capability nodes.
 void read_nodes(const HostReader& host, HostFacts& facts) {
     for (const auto& name : host.list("/dev")) {
-        if (!name.starts_with("nvidia") || name.size() == 6)
-            continue;
-        std::string_view rest = std::string_view(name).substr(6);
-        bool numbered =
-            std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
-        if (numbered && rest.size() <= 3)
-            add_node(host, facts, "/dev/" + name, std::stoi(std::string(rest)));
+        const std::string path = "/dev/" + name;
+        if (const int minor = gpu_minor_of(path); minor >= 0)
+            add_node(host, facts, path, minor);
         else if (name == "nvidiactl" || name == "nvidia-modeset" || name == "nvidia-uvm" ||
                  name == "nvidia-uvm-tools")
-            add_node(host, facts, "/dev/" + name, -1);
+            add_node(host, facts, path, -1);
     }
     for (const auto& name : host.list("/dev/nvidia-caps"))
         add_node(host, facts, "/dev/nvidia-caps/" + name, -1);

@@ -1,16 +1,12 @@
 // HostReader: the host's files through a DirectoryTree for resolution (a host's /lib is a link
-// to usr/lib), and plain POSIX calls for what a tree does not model: /proc texts, device nodes.
+// to usr/lib), lstat(2) for what a tree does not model (device numbers), /proc texts read to EOF.
 #include "host/host_reader.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include "fs/path_resolve.hpp"
+#include "util/atomic_file.hpp"
 
 namespace rootlock::host {
 
@@ -34,34 +30,17 @@ std::optional<std::string> HostReader::resolve(std::string_view path, bool follo
 
 util::Result<std::string> HostReader::read_text(std::string_view path, size_t limit) const {
     auto resolved = resolve(path);
-    if (!resolved)
+    auto found = resolved ? stat(*resolved) : std::nullopt;
+    if (!found)
         return util::make_error(std::string(path), "no such file");
-    const std::string disk = on_disk(*resolved);
-    int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return util::make_error(std::string(path), std::strerror(errno));
-    std::string text;
-    char buffer[8192];
-    for (;;) {
-        ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int error = errno;
-            ::close(fd);
-            return util::make_error(std::string(path), std::strerror(error));
-        }
-        if (n == 0)
-            break;
-        text.append(buffer, static_cast<size_t>(n));
-        if (text.size() > limit) {
-            ::close(fd);
-            return util::make_error(std::string(path),
-                                    "larger than " + std::to_string(limit) + " bytes");
-        }
-    }
-    ::close(fd);
-    return text;
+    // Only a regular file: a FIFO planted in a host's /proc would block the read for ever.
+    if (found->kind != HostStat::Kind::regular)
+        return util::make_error(std::string(path), "not a regular file");
+    ROOTLOCK_TRY(text, util::read_host_file_prefix(on_disk(*resolved), limit + 1));
+    if (text.size() > limit)
+        return util::make_error(std::string(path),
+                                "larger than " + std::to_string(limit) + " bytes");
+    return std::move(text);
 }
 
 std::optional<HostStat> HostReader::stat(std::string_view path) const {
