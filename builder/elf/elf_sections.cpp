@@ -184,6 +184,28 @@ Result<std::vector<std::optional<SectionRange>>> find_sections(
     return found;
 }
 
+std::optional<SectionTablePlace> section_table_place(std::span<const std::byte> header) {
+    if (header.size() < 6 || header[0] != std::byte{0x7f} || header[1] != std::byte{'E'} ||
+        header[2] != std::byte{'L'} || header[3] != std::byte{'F'})
+        return std::nullopt;
+    const auto elf_class = std::to_integer<int>(header[4]);
+    const auto data = std::to_integer<int>(header[5]);
+    if ((elf_class != 1 && elf_class != 2) || (data != 1 && data != 2))
+        return std::nullopt;
+    const detail::Codec codec(elf_class == 2 ? ElfClass::elf64 : ElfClass::elf32,
+                              data == 1 ? ByteOrder::little : ByteOrder::big);
+    if (header.size() < codec.ehdr_size())
+        return std::nullopt;
+    const SectionHeaderFields& fields = codec.is64() ? k_section_fields64 : k_section_fields32;
+    SectionTablePlace place;
+    place.offset = codec.word(&header[fields.shoff]);
+    place.entry_size = codec.u16(&header[fields.shentsize]);
+    place.count = codec.u16(&header[fields.shnum]);
+    if (place.offset == 0)
+        return std::nullopt;
+    return place;
+}
+
 Result<std::optional<SectionRange>> find_section(const util::ByteSource& source,
                                                  std::string_view name) {
     ROOTLOCK_TRY(found, find_sections(source, std::span(&name, 1)));

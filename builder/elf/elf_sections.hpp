@@ -46,6 +46,17 @@ util::Result<std::optional<SectionRange>> find_section(const util::ByteSource& s
 util::Result<std::vector<std::optional<SectionRange>>> find_sections(
     const util::ByteSource& source, std::span<const std::string_view> names);
 
+// Where the section header table lies, told by the ELF header alone: what a reader that sees a
+// file once, front to back, must know before it passes the table (the names of the sections come
+// from .shstrtab, which linkers write just before it). `count` is e_shnum as written (0 under
+// extended numbering). nullopt when `header` is not a whole ELF header or e_shoff is 0.
+struct SectionTablePlace {
+    uint64_t offset = 0;
+    uint64_t entry_size = 0;
+    uint64_t count = 0;
+};
+std::optional<SectionTablePlace> section_table_place(std::span<const std::byte> header);
+
 // One ELF note: Elf32_Nhdr and Elf64_Nhdr are the same three 32-bit words (namesz, descsz, type)
 // in the object's byte order, then the name and the descriptor, each starting at a multiple of the
 // note alignment.

@@ -9,15 +9,15 @@
 #include <fmt/format.h>
 
 #include "elf/elf_sections.hpp"
+#include "gpu/fatbin_decode.hpp"
 
 namespace rootlock::gpu {
 
 using util::Result;
+using namespace fatbin_detail;
 
 namespace {
 
-constexpr std::string_view k_fatbin_section = ".nv_fatbin";
-constexpr std::string_view k_relfatbin_section = "__nv_relfatbin";
 
 // Small reads that serve neighbouring headers from one pread: a container header and its first
 // entry header, or the headers of small entries that follow each other. Payloads are never
@@ -53,22 +53,6 @@ class FatbinWindow {
     std::array<std::byte, k_size> m_bytes{};
 };
 
-uint64_t fatbin_le(const std::byte* p, size_t width) {
-    uint64_t value = 0;
-    for (size_t i = width; i > 0; --i)
-        value = (value << 8) | std::to_integer<uint64_t>(p[i - 1]);
-    return value;
-}
-uint16_t fatbin_u16(const std::byte* p) {
-    return static_cast<uint16_t>(fatbin_le(p, 2));
-}
-uint32_t fatbin_u32(const std::byte* p) {
-    return static_cast<uint32_t>(fatbin_le(p, 4));
-}
-uint64_t fatbin_u64(const std::byte* p) {
-    return fatbin_le(p, 8);
-}
-
 // One section's walk: where it is, what it is called in messages, and what it found.
 struct FatbinWalk {
     FatbinWalk(const util::ByteSource& object, const elf::SectionRange& section_range,
@@ -90,90 +74,6 @@ struct FatbinWalk {
     }
 };
 
-std::string_view fatbin_kind_name(FatbinKind kind) {
-    switch (kind) {
-        case FatbinKind::ptx:
-            return "PTX";
-        case FatbinKind::cubin:
-            return "cubin";
-        case FatbinKind::other:
-            break;
-    }
-    return "fatbin";
-}
-
-Result<FatbinEntry> decode_fatbin_entry(const FatbinWalk& walk, const std::byte* p,
-                                        uint64_t offset) {
-    FatbinEntry entry;
-    entry.offset = offset;
-    entry.raw_kind = fatbin_u16(p);
-    entry.kind = entry.raw_kind == k_fatbin_kind_ptx     ? FatbinKind::ptx
-                 : entry.raw_kind == k_fatbin_kind_cubin ? FatbinKind::cubin
-                                                         : FatbinKind::other;
-    entry.header_size = fatbin_u32(p + 4);
-    entry.payload_size = fatbin_u32(p + 8);
-    entry.flags = fatbin_u64(p + 40);
-    entry.uncompressed_size = fatbin_u64(p + 56);
-    const uint32_t arch = fatbin_u32(p + 28);
-    if (entry.kind == FatbinKind::other) {
-        // Unknown kinds (nvopen-tools saw 0x10 and 0x40) may not hold an architecture there.
-        entry.sm = arch >= 10 && arch <= 999 ? static_cast<int>(arch) : 0;
-    } else if (arch < 10 || arch > 999) {
-        return walk.fail(offset, fmt::format("fatbin {} entry names SM architecture {}, not one "
-                                             "from 10 to 999",
-                                             fatbin_kind_name(entry.kind), arch));
-    } else {
-        entry.sm = static_cast<int>(arch);
-    }
-    if ((entry.flags & k_fatbin_flag_arch_specific) != 0)
-        entry.variant = SmVariant::arch_specific;
-    else if ((entry.flags & k_fatbin_flag_family) != 0)
-        entry.variant = SmVariant::family;
-    if ((entry.flags & k_fatbin_flag_zstd) != 0)
-        entry.compression = FatbinCompression::zstd;
-    else if ((entry.flags & k_fatbin_flag_lz4) != 0)
-        entry.compression = FatbinCompression::lz4;
-    entry.debug = (entry.flags & k_fatbin_flag_debug) != 0;
-    if (entry.kind == FatbinKind::ptx) {
-        entry.ptx_minor = fatbin_u16(p + 24);
-        entry.ptx_major = fatbin_u16(p + 26);
-    }
-    return entry;
-}
-
-// Whether the cubin ELF in `payload` has a kernel: a section named ".text.<kernel>". Anything
-// unreadable counts as having one, so that a doubt never hides device code.
-bool cubin_has_kernels(std::span<const std::byte> payload) {
-    auto u16 = [&](size_t at) { return static_cast<uint64_t>(fatbin_u16(payload.data() + at)); };
-    auto u64 = [&](size_t at) { return fatbin_u64(payload.data() + at); };
-    if (payload.size() < 64 || payload[4] != std::byte{2})  // ELF64 only
-        return true;
-    const uint64_t shoff = u64(0x28);
-    const uint64_t entsize = u16(0x3a);
-    const uint64_t count = u16(0x3c);
-    const uint64_t strndx = u16(0x3e);
-    if (entsize < 64 || strndx >= count || shoff > payload.size() ||
-        count > (payload.size() - shoff) / entsize)
-        return true;
-    const size_t strtab_header = static_cast<size_t>(shoff + strndx * entsize);
-    const uint64_t names = u64(strtab_header + 24);
-    const uint64_t names_size = u64(strtab_header + 32);
-    if (names > payload.size() || names_size > payload.size() - names)
-        return true;
-    const std::string_view table(reinterpret_cast<const char*>(payload.data() + names),
-                                 static_cast<size_t>(names_size));
-    for (uint64_t i = 0; i < count; ++i) {
-        const uint64_t name = fatbin_u32(payload.data() + shoff + i * entsize);
-        if (name < table.size() && table.substr(static_cast<size_t>(name)).starts_with(".text."))
-            return true;
-    }
-    return false;
-}
-
-// Small uncompressed cubins are read whole to tell whether they hold a kernel; bigger ones
-// always do (an empty module is a few hundred bytes).
-constexpr uint64_t k_empty_cubin_limit = 64 * 1024;
-
 // The entries of one container, [begin, end) in the file.
 util::Status walk_fatbin_entries(FatbinWalk& walk, uint64_t begin, uint64_t end) {
     uint64_t pos = begin;
@@ -185,7 +85,7 @@ util::Status walk_fatbin_entries(FatbinWalk& walk, uint64_t begin, uint64_t end)
                                               k_fatbin_entry_header, left));
         }
         ROOTLOCK_TRY(p, walk.window.at(pos, k_fatbin_entry_header));
-        ROOTLOCK_TRY(entry, decode_fatbin_entry(walk, p, pos));
+        ROOTLOCK_TRY(entry, decode_fatbin_entry(walk.source.name(), p, pos));
         if (entry.header_size < k_fatbin_entry_header) {
             return walk.fail(pos, fmt::format("fatbin entry header size {} is smaller than {}",
                                               entry.header_size, k_fatbin_entry_header));
@@ -276,11 +176,6 @@ util::Status walk_fatbin_section(FatbinWalk& walk) {
     }
     return util::ok_status();
 }
-
-// The sections where nvcc-built libraries keep fatbins of their own to load through the module
-// API (cuModuleLoadData), in the order a linker lays them out.
-constexpr std::array<std::string_view, 5> k_data_sections = {".rodata", ".lrodata", ".data.rel.ro",
-                                                             ".data", ".ldata"};
 
 // One container at `pos` whose header and entries all hold together inside [pos, end): its end,
 // with its entries added to `walk`; nullopt when the bytes only look like one.
@@ -401,30 +296,14 @@ Result<std::optional<FatbinSummary>> read_fatbin(const util::ByteSource& object)
                                 embedded.entries.end());
         }
         summary.entries = std::move(walk.entries);
-        for (const FatbinEntry& entry : summary.entries) {
-            summary.any_compressed = summary.any_compressed || entry.compressed();
-            if (entry.kind == FatbinKind::other || !entry.kernels)
-                continue;
-            (entry.kind == FatbinKind::cubin ? summary.cubin_sms : summary.ptx_sms)
-                .insert(entry.sm);
-            summary.architectures.insert(entry.name());
-        }
+        summarise_entries(summary);
     }
     if (const auto& range = sections[1]) {
         FatbinWalk walk(object, *range, k_relfatbin_section);
         if (auto status = walk_fatbin_section(walk); !status)
             return status.error();
-        RelocatableCode code;
-        code.containers = walk.containers;
-        code.entries = walk.entries.size();
-        code.section_size = range->size;
-        for (const FatbinEntry& entry : walk.entries) {
-            if (entry.kind == FatbinKind::cubin)
-                code.cubin_sms.insert(entry.sm);
-            else if (entry.kind == FatbinKind::ptx)
-                code.ptx_sms.insert(entry.sm);
-        }
-        summary.relocatable = std::move(code);
+        summary.relocatable =
+            relocatable_code(walk.entries, walk.containers, range->size);
     }
     return std::optional<FatbinSummary>(std::move(summary));
 }

@@ -8,6 +8,7 @@
 
 #include "elf/elf_sections.hpp"
 #include "gpu/fatbin.hpp"
+#include "gpu/fatbin_stream.hpp"
 #include "support/section_elf.hpp"
 
 namespace rootlock::testing::ROOTLOCK_UNIT_ID {
@@ -88,11 +89,51 @@ SectionElf object_with(std::optional<std::vector<std::byte>> fatbin,
     return build_section_elf(spec);
 }
 
+// What both readers must agree on, as one comparable text.
+std::string describe(const std::optional<gpu::FatbinSummary>& summary) {
+    if (!summary)
+        return "no device code";
+    std::string out = fmt::format("containers {} embedded {} section {} compressed {}\n",
+                                  summary->containers, summary->embedded_containers,
+                                  summary->section_size, summary->any_compressed);
+    for (const auto& e : summary->entries) {
+        out += fmt::format("{} {} {} {} {} {}.{} @{} {}+{} {:x} {}\n", e.raw_kind, e.sm,
+                           static_cast<int>(e.variant), static_cast<int>(e.compression),
+                           e.kernels, e.ptx_major, e.ptx_minor, e.offset, e.header_size,
+                           e.payload_size, e.flags, e.uncompressed_size);
+    }
+    for (const auto& name : summary->architectures)
+        out += name.text() + " ";
+    if (const auto& r = summary->relocatable) {
+        out += fmt::format("\nrelocatable {} {} {} {} {}", r->containers, r->entries,
+                           fmt::join(r->cubin_sms, ","), fmt::join(r->ptx_sms, ","),
+                           r->section_size);
+    }
+    return out;
+}
+
+// The object fed to the streaming scanner `chunk` bytes at a time.
+util::Result<std::optional<gpu::FatbinSummary>> stream(const std::vector<std::byte>& bytes,
+                                                       size_t chunk) {
+    gpu::FatbinStreamScanner scanner("m.so", bytes.size());
+    for (size_t at = 0; at < bytes.size(); at += chunk)
+        scanner.feed(std::span(bytes).subspan(at, std::min(chunk, bytes.size() - at)));
+    return scanner.finish();
+}
+
+// read_fatbin's answer, checked against the streaming scanner's in several chunkings (aligned
+// words cut at every place), so that each case of this file is a case of both readers.
 gpu::FatbinSummary read(const SectionElf& object) {
     util::MemorySource source("m.so", object.bytes);
     auto summary = gpu::read_fatbin(source);
     REQUIRE(summary.ok());
     REQUIRE(summary->has_value());
+    for (size_t chunk : {size_t{1}, size_t{3}, size_t{8}, size_t{13}, size_t{4096},
+                         object.bytes.size()}) {
+        auto streamed = stream(object.bytes, chunk);
+        REQUIRE_MESSAGE(streamed.ok(), streamed.error().text());
+        CHECK_MESSAGE(describe(*streamed) == describe(*summary), "chunk ", chunk);
+    }
     return std::move(**summary);
 }
 
@@ -208,6 +249,75 @@ TEST_SUITE("rootlock::gpu") {
         auto summary = gpu::read_fatbin(source);
         REQUIRE(summary.ok());
         CHECK_FALSE(summary->has_value());
+        auto streamed = stream(object.bytes, 5);
+        REQUIRE(streamed.ok());
+        CHECK_FALSE(streamed->has_value());
+        std::vector<std::byte> not_elf(100, std::byte{0x50});
+        streamed = stream(not_elf, 7);
+        REQUIRE(streamed.ok());
+        CHECK_FALSE(streamed->has_value());
+    }
+
+    TEST_CASE("the streaming scanner follows unaligned containers and passes chance magics over") {
+        // A container of 16 + 64 + 33 bytes ends unaligned; the next starts right after it. A
+        // payload holds the magic at an aligned offset with a plausible header: inside a
+        // container, it is passed over as read_fatbin passes it.
+        auto first = fatbin_bytes({{{{2, 75, 0x11, 64, 33}}, 0}});
+        auto second = fatbin_bytes({{{{1, 86, 0x8011, 64, 96}}, 0}});
+        std::vector<std::byte> chance;
+        append_le(chance, gpu::k_fatbin_magic, 4);
+        append_le(chance, 1, 2);
+        append_le(chance, 16, 2);
+        append_le(chance, 64 + 8, 8);
+        auto fake = fatbin_entry({2, 61, 0x11, 64, 8});
+        chance.insert(chance.end(), fake.begin(), fake.end());
+        const size_t payload = second.size() - 96;
+        std::copy(chance.begin(), chance.end(), second.begin() + static_cast<ptrdiff_t>(payload));
+        auto fatbin = first;
+        fatbin.insert(fatbin.end(), second.begin(), second.end());
+        const gpu::FatbinSummary summary = read(object_with(fatbin));
+        CHECK(summary.containers == 2);
+        CHECK(names(summary) == std::vector<std::string>{"sm_75", "compute_86"});
+    }
+
+    TEST_CASE("the streaming scanner names what it could not keep, and keeps little") {
+        SectionElfSpec spec;
+        spec.sections.push_back({".text", elf::k_sht_progbits, std::vector<std::byte>(24), 16, {}});
+        spec.sections.push_back(
+            {".nv_fatbin", elf::k_sht_progbits, fatbin_bytes({{{{2, 86, 0x11, 64, 32}}, 0}}), 8, {}});
+        spec.sections.push_back(
+            {".filler", elf::k_sht_progbits, std::vector<std::byte>(size_t{17} << 20), 8, {}});
+        SectionElf object = build_section_elf(spec);
+        // Far from the table and past the head, .shstrtab is out of reach: a copy of it 128 KiB
+        // into the filler, and its header pointed there (read_fatbin reads it all the same).
+        const auto& layout = object.layout;
+        const uint64_t filler = layout.data_offsets[2] + (128 << 10);
+        std::copy_n(object.bytes.begin() + static_cast<ptrdiff_t>(layout.shstrtab_offset),
+                    layout.shstrtab_size, object.bytes.begin() + static_cast<ptrdiff_t>(filler));
+        object.patch_word(layout.offset_field(layout.shstrtab_header), filler);
+        util::MemorySource source("m.so", object.bytes);
+        REQUIRE(gpu::read_fatbin(source).ok());
+
+        gpu::FatbinStreamScanner scanner("m.so", object.bytes.size());
+        uint64_t most = 0;
+        for (size_t at = 0; at < object.bytes.size(); at += 65536) {
+            scanner.feed(std::span(object.bytes).subspan(
+                at, std::min<size_t>(65536, object.bytes.size() - at)));
+            most = std::max(most, scanner.kept_bytes());
+        }
+        CHECK(most <= (uint64_t{64} << 10) + gpu::k_stream_window_before + 4096);
+        auto streamed = scanner.finish();
+        REQUIRE_FALSE(streamed.ok());
+        CHECK(streamed.error().text() ==
+              fmt::format("m.so@0x{:x}: the section names lie outside what a streaming read keeps "
+                          "(the first 64 KiB and the 16 MiB before the section headers)",
+                          filler + 1));  // the first name read: section 1's, after the empty one
+
+        gpu::FatbinStreamScanner short_fed("m.so", 1000);
+        short_fed.feed(std::span(object.bytes).first(999));
+        auto cut = short_fed.finish();
+        REQUIRE_FALSE(cut.ok());
+        CHECK(cut.error().text() == "m.so: the fatbin scanner saw 999 of 1000 bytes");
     }
 
     TEST_CASE("counts empty containers and an empty section without entries") {
@@ -486,6 +596,11 @@ TEST_SUITE("rootlock::gpu") {
             auto summary = gpu::read_fatbin(source);
             REQUIRE_FALSE(summary.ok());
             CHECK(summary.error().text() == expected);
+            // The streaming scanner reads the containers that hold together, or fails on the
+            // section table alike; it never reads out of bounds (the sanitizers watch).
+            auto streamed = stream(object.bytes, 7);
+            if (!streamed.ok())
+                CHECK(streamed.error().text() == expected);
         }
     }
 }
