@@ -13,6 +13,7 @@
 
 #include "elf/elf_reader.hpp"
 #include "fs/archive_reader.hpp"
+#include "gpu/fatbin_stream.hpp"
 #include "python/metadata.hpp"
 #include "python/pep440.hpp"
 #include "python/record.hpp"
@@ -58,8 +59,13 @@ class EntryStream final : public util::ByteStream {
             return *m_failure;
         }
         m_hash.update(std::span<const std::byte>(out.data(), *count));
+        if (m_observer != nullptr)
+            m_observer->feed(std::span<const std::byte>(out.data(), *count));
         return count;
     }
+
+    // Every byte read from now on is also shown to `observer`.
+    void observe(gpu::FatbinStreamScanner* observer) { m_observer = observer; }
 
     uint64_t total() const { return m_total; }
     const util::Sha256& hash() const { return m_hash; }
@@ -72,7 +78,21 @@ class EntryStream final : public util::ByteStream {
     uint64_t m_total = 0;
     util::Sha256 m_hash;
     std::optional<util::Error> m_failure;
+    gpu::FatbinStreamScanner* m_observer = nullptr;
 };
+
+// What the scanner found, on the entry: the architectures that can run, or why none were read
+// (ld.so loads such an object all the same, so it is a note for later, not a refusal).
+void record_device_code(util::Result<std::optional<gpu::FatbinSummary>> found, WheelEntry& entry) {
+    if (!found) {
+        entry.device_code_error = found.error().text();
+        return;
+    }
+    if (!found->has_value())
+        return;
+    for (const gpu::SmName& name : (*found)->architectures)
+        entry.architectures.push_back(name.text());
+}
 
 // Serves the bytes already peeked from an entry, then the rest of it.
 class PrefixStream final : public util::ByteStream {
@@ -318,7 +338,12 @@ class Scanner {
         std::string kept;
         // A script may be a compiled program (uv's wheel ships its binary in .data/scripts):
         // the magic decides, and such a file is never a "#!python" script to rewrite.
+        std::optional<gpu::FatbinStreamScanner> device_code;
         if (elf::has_elf_magic(peeked) && !keep_text) {
+            // Device code is found as every byte passes (read_elf_stream skips most of them).
+            device_code.emplace(path, header.size);
+            device_code->feed(peeked);
+            stream.observe(&*device_code);
             PrefixStream rest(peeked, stream);
             auto info = elf::read_elf_stream(rest, header.size, path, {.symbols = true});
             if (stream.failure())
@@ -363,6 +388,8 @@ class Scanner {
                                     stream.total(), header.size));
         }
         entry.sha256_base64 = util::Sha256::to_base64url(stream.hash().digest());
+        if (device_code)
+            record_device_code(device_code->finish(), entry);
         if (keep_text && !is_utf8(kept))
             return fail(path + " is not valid UTF-8");
         if (keep_text)
@@ -533,6 +560,20 @@ std::vector<std::string> needed_versions(const WheelScan& scan) {
         }
     }
     return {versions.begin(), versions.end()};
+}
+
+std::vector<std::string> wheel_architectures(const WheelScan& scan) {
+    std::set<gpu::SmName> names;
+    for (const WheelEntry& entry : scan.entries) {
+        for (const std::string& text : entry.architectures) {
+            if (auto name = gpu::parse_sm_name(text); name.ok())
+                names.insert(*name);
+        }
+    }
+    std::vector<std::string> out;
+    for (const gpu::SmName& name : names)
+        out.push_back(name.text());
+    return out;
 }
 
 const WheelEntry* find_entry(const WheelScan& scan, std::string_view path) {

@@ -25,6 +25,11 @@ struct WheelEntry {
     // located error when the metadata is unreadable (elf then stays empty).
     std::optional<elf::ElfInfo> elf;
     std::string elf_error;
+    // Its device code, read from the fatbin headers as the bytes streamed by: the nvcc names of
+    // what can run on a GPU ("sm_75", "sm_90a", "compute_90"), in gpu::SmName order; empty for an
+    // object without any. device_code_error says why it could not be read, when it could not.
+    std::vector<std::string> architectures;
+    std::string device_code_error;
     // The bytes of NAME.data/scripts files (at most k_max_held_script_size), held because
     // installing rewrites a "#!python" first line, which changes their hash and size.
     std::optional<std::string> content;
@@ -73,13 +78,17 @@ util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptio
 // unique; derived from the entries, so scans read from the cache give it too.
 std::vector<std::string> needed_versions(const WheelScan& scan);
 
+// Every architecture any of the wheel's objects carries, in gpu::SmName order, unique: what the
+// lock records for it, so that `diff` can say which GPUs a new build dropped.
+std::vector<std::string> wheel_architectures(const WheelScan& scan);
+
 // The entry at `path` (as stored), or nullptr; entries are sorted, so this is a binary search.
 const WheelEntry* find_entry(const WheelScan& scan, std::string_view path);
 
 // The scan cache: {"schema": k_scan_schema, ...} with every field, ElfInfo included in full.
 // scan_from_json refuses another schema or any field of the wrong shape with one line
 // "scan cache: problem" (the caller then rescans the wheel).
-inline constexpr int k_scan_schema = 2;  // 2: relocation kinds (Symbol::lazy)
+inline constexpr int k_scan_schema = 3;  // 3: device code; 2: relocation kinds
 std::string scan_to_json(const WheelScan& scan);
 util::Result<WheelScan> scan_from_json(std::string_view json);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpu/compute_capability.hpp"
 #include "python/wheel_scan.hpp"
 #include "util/hex.hpp"
 #include "util/json_text.hpp"
@@ -257,8 +258,17 @@ bool read_entry(Reader& r, const Json& json, const std::string& at, WheelEntry& 
         !r.get(json, at, "mode", entry.mode, &Reader::number<uint32_t>) ||
         !r.get(json, at, "executable", entry.executable, &Reader::flag) ||
         !r.get(json, at, "sha256", entry.sha256_base64, &Reader::text) ||
-        !r.get(json, at, "elf_error", entry.elf_error, &Reader::text)) {
+        !r.get(json, at, "elf_error", entry.elf_error, &Reader::text) ||
+        !r.get(json, at, "device_code_error", entry.device_code_error, &Reader::text)) {
         return false;
+    }
+    const Json* architectures = r.field(json, at, "architectures");
+    if (architectures == nullptr || !r.strings(*architectures, at + ".architectures",
+                                               entry.architectures))
+        return false;
+    for (const std::string& name : entry.architectures) {
+        if (!gpu::parse_sm_name(name).ok())
+            return r.set(r.fail(at + ".architectures", "not an nvcc architecture name"));
     }
     const Json* info = r.field(json, at, "elf");
     if (info == nullptr)
@@ -306,6 +316,8 @@ std::string scan_to_json(const WheelScan& scan) {
         item["sha256"] = entry.sha256_base64;
         item["elf"] = entry.elf ? elf_json(*entry.elf) : Json();
         item["elf_error"] = entry.elf_error;
+        item["architectures"] = strings_json(entry.architectures);
+        item["device_code_error"] = entry.device_code_error;
         item["content_hex"] = entry.content ? Json(util::to_hex(*entry.content)) : Json();
         out["entries"].push_back(std::move(item));
     }

@@ -9,6 +9,7 @@
 #include "elf/elf_sections.hpp"
 #include "gpu/fatbin.hpp"
 #include "gpu/fatbin_stream.hpp"
+#include "support/fatbin_bytes.hpp"
 #include "support/section_elf.hpp"
 
 namespace rootlock::testing::ROOTLOCK_UNIT_ID {
@@ -17,61 +18,6 @@ namespace {
 using gpu::FatbinCompression;
 using gpu::FatbinKind;
 using gpu::SmVariant;
-
-// One entry header as nvcc writes it (flags 0x11: 64-bit, Linux).
-struct EntrySpec {
-    uint16_t kind = 2;
-    uint32_t sm = 86;
-    uint64_t flags = 0x11;
-    uint32_t header_size = 64;
-    uint32_t payload = 32;
-    uint16_t ptx_minor = 0;
-    uint16_t ptx_major = 0;
-    uint64_t uncompressed = 0;
-};
-
-struct ContainerSpec {
-    std::vector<EntrySpec> entries;
-    size_t zeros_after = 0;  // padding written after the container
-};
-
-std::vector<std::byte> fatbin_entry(const EntrySpec& e) {
-    std::vector<std::byte> out;
-    append_le(out, e.kind, 2);
-    append_le(out, 0x0101, 2);
-    append_le(out, e.header_size, 4);
-    append_le(out, e.payload, 4);
-    append_le(out, 0, 4);
-    append_le(out, (e.flags & 0xa000) != 0 ? e.payload - 3 : 0, 4);  // compressed size
-    append_le(out, 0, 4);
-    append_le(out, e.ptx_minor, 2);
-    append_le(out, e.ptx_major, 2);
-    append_le(out, e.sm, 4);
-    append_le(out, 0, 8);
-    append_le(out, e.flags, 8);
-    append_le(out, 0, 8);
-    append_le(out, e.uncompressed, 8);
-    out.resize(e.header_size + e.payload, std::byte{0x5a});  // header tail and payload
-    return out;
-}
-
-std::vector<std::byte> fatbin_bytes(const std::vector<ContainerSpec>& containers) {
-    std::vector<std::byte> out;
-    for (const ContainerSpec& container : containers) {
-        std::vector<std::byte> entries;
-        for (const EntrySpec& entry : container.entries) {
-            auto bytes = fatbin_entry(entry);
-            entries.insert(entries.end(), bytes.begin(), bytes.end());
-        }
-        append_le(out, gpu::k_fatbin_magic, 4);
-        append_le(out, 1, 2);
-        append_le(out, 16, 2);
-        append_le(out, entries.size(), 8);
-        out.insert(out.end(), entries.begin(), entries.end());
-        out.resize(out.size() + container.zeros_after, std::byte{0});
-    }
-    return out;
-}
 
 // A host object holding `fatbin` in .nv_fatbin and, when given, `relocatable` in __nv_relfatbin.
 SectionElf object_with(std::optional<std::vector<std::byte>> fatbin,

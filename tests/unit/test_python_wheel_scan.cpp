@@ -8,6 +8,8 @@
 
 #include "python/wheel_scan.hpp"
 #include "support/elf_writer.hpp"
+#include "support/fatbin_bytes.hpp"
+#include "support/section_elf.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zip_writer.hpp"
 #include "util/sha256.hpp"
@@ -209,6 +211,39 @@ TEST_SUITE("rootlock::python") {
         CHECK(scan_to_json(*scan) == scan_to_json(*stored));
         CHECK(find_entry(*scan, "demo/lib/libdemo.so.1")->elf->soname == "libdemo.so.1");
         CHECK(find_entry(*scan, "demo-1.0.data/scripts/tool")->executable);
+    }
+
+    TEST_CASE("an object's device code is read as it streams, stored and cached") {
+        // A library with an sm_75 cubin and compute_86 PTX in .nv_fatbin, and one whose fatbin
+        // entry names no SM (its device code cannot be read: a note, not a refusal).
+        using rootlock::testing::fatbin_bytes;
+        auto object_with = [](std::vector<std::byte> fatbin) {
+            rootlock::testing::SectionElfSpec spec;
+            spec.sections.push_back({".text", 1, std::vector<std::byte>(24), 16, {}});
+            spec.sections.push_back({".nv_fatbin", 1, std::move(fatbin), 8, {}});
+            return as_text(rootlock::testing::build_section_elf(spec).bytes);
+        };
+        auto members = demo_members();
+        members.push_back(member("demo/lib/libkernels.so",
+                                 object_with(fatbin_bytes({{{{2, 75}, {1, 86, 0x11, 64, 32, 0, 9}}}}))));
+        members.push_back(member("demo/lib/libodd.so", object_with(fatbin_bytes({{{{2, 7}}}}))));
+        TempDir dir;
+        std::string path = dir / k_wheel;
+        rootlock::testing::write_deflated_zip(path, with_record(members));
+        auto scan = scan_wheel(path);
+        REQUIRE(scan.ok());
+        const auto* kernels = find_entry(*scan, "demo/lib/libkernels.so");
+        REQUIRE(kernels != nullptr);
+        CHECK(kernels->architectures == std::vector<std::string>{"sm_75", "compute_86"});
+        CHECK(kernels->device_code_error.empty());
+        // Read as it streamed, the odd one is a container that does not hold together.
+        CHECK(find_entry(*scan, "demo/lib/libodd.so")->architectures.empty());
+        CHECK(find_entry(*scan, "demo/lib/libdemo.so.1")->architectures.empty());
+        CHECK(rootlock::python::wheel_architectures(*scan) ==
+              std::vector<std::string>{"sm_75", "compute_86"});
+        auto back = scan_from_json(scan_to_json(*scan));
+        REQUIRE(back.ok());
+        CHECK(find_entry(*back, "demo/lib/libkernels.so")->architectures == kernels->architectures);
     }
 
     TEST_CASE("a compiled program in .data/scripts is parsed as ELF, not held as a script") {
@@ -453,8 +488,14 @@ TEST_SUITE("rootlock::python") {
         const std::vector<std::pair<std::string, std::string>> rows = {
             {"{", "scan cache: not valid JSON"},
             {"[]", "scan cache: $: expected an object"},
-            {edit("\"schema\":2", "\"schema\":1"), "scan cache: schema 1 is not 2"},
-            {edit("\"schema\":2", "\"schema\":\"2\""), "scan cache: schema \"2\" is not 2"},
+            {edit("\"schema\":3", "\"schema\":2"), "scan cache: schema 2 is not 3"},
+            {edit("\"schema\":3", "\"schema\":\"3\""), "scan cache: schema \"3\" is not 3"},
+            {edit("\"architectures\":[]", "\"architectures\":[\"sm_7\"]"),
+             "scan cache: $.entries[0].architectures: not an nvcc architecture name"},
+            {edit("\"architectures\":[]", "\"architectures\":\"sm_75\""),
+             "scan cache: $.entries[0].architectures: expected an array"},
+            {edit("\"device_code_error\":\"\"", "\"device_code_error\":null"),
+             "scan cache: $.entries[0].device_code_error: expected a string"},
             {edit("\"wheel_size\":", "\"size_of_wheel\":"), "scan cache: $.wheel_size: missing"},
             {edit("\"dist_info\":\"", "\"dist_info\":1,\"x\":\""),
              "scan cache: $.dist_info: expected a string"},
