@@ -35,6 +35,9 @@ struct CheckOptions {
     // Read every object's device code into CheckReport::device_code even without a GPU to
     // judge it for (`check --json` shows each library's architectures).
     bool device_code = false;
+    // Device code read before, by canonical path, for objects whose bytes the tree does not hold
+    // (a wheel member's, read as the wheel was scanned): `lock` judges coverage with it.
+    std::map<std::string, gpu::FatbinSummary> known_device_code;
 };
 
 // One resolved DT_NEEDED edge, as some load context resolved it.

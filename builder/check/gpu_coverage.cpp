@@ -29,12 +29,20 @@ nlohmann::ordered_json names_json(const std::vector<std::string>& names) {
 }  // namespace
 
 DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std::string>& paths,
-                                bool say_unreadable) {
+                                bool say_unreadable,
+                                const std::map<std::string, gpu::FatbinSummary>& known) {
     DeviceCodeScan scan;
     size_t unreadable = 0;
     for (const auto& path : paths) {
         auto source = tree.open_bytes(path);
         if (!source) {
+            if (auto found = known.find(path); found != known.end()) {
+                if (!found->second.architectures.empty()) {
+                    scan.objects.emplace(path, describe(found->second));
+                    scan.summaries.emplace(path, found->second);
+                }
+                continue;
+            }
             ++unreadable;
             continue;
         }

@@ -36,11 +36,13 @@ struct DeviceCodeScan {
 };
 
 // Reads the fatbin headers of each of `paths` the tree can open (a directory or an overlay over
-// one; a tarball read once cannot, which one note says when `say_unreadable` is set: coverage
-// was asked for). Objects without device code are left out. A fatbin that does not parse is a
-// note naming it (ld.so loads it all the same).
+// one); for the others takes `known` (device code read before, by path), and a tarball read once
+// has neither, which one note says when `say_unreadable` is set: coverage was asked for. Objects
+// without device code are left out. A fatbin that does not parse is a note naming it (ld.so
+// loads it all the same).
 DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std::string>& paths,
-                                bool say_unreadable = true);
+                                bool say_unreadable = true,
+                                const std::map<std::string, gpu::FatbinSummary>& known = {});
 
 // `gpu-arch-missing` (error) for each GPU some object has no cubin or PTX for, and
 // `gpu-arch-ptx-only` (warning) for each GPU some object reaches only through PTX, each listing

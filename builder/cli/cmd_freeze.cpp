@@ -96,6 +96,7 @@ int run_freeze_command(const FreezeCliOptions& options) {
         data.target.cuda = from.target.cuda;
         data.target.driver = from.target.driver;
         data.target.torch = from.target.torch;
+        data.target.gpus = from.target.gpus;
         data.host_provides = from.host_provides;
         data.source_date_epoch = from.source_date_epoch;
         data.image_name = from.image_name;

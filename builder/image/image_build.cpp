@@ -479,6 +479,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     }
     std::map<std::string, Source> wheel_sources;  // canonical path -> member
     std::map<std::string, size_t> wheel_of_file;  // canonical path -> the wheel that put it there
+    std::map<std::string, std::vector<std::string>> device_code;  // canonical path -> architectures
     for (size_t i = 0; i < wheels.size(); ++i) {
         for (auto& file : plans[i]) {
             if (file.has_content) {
@@ -497,6 +498,8 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 return util::make_error(file.path, "a generated file without content (a bug)");
             wheel_sources[placed] = Source{Source::Kind::wheel, i, file.source->path, nullptr};
             wheel_of_file[placed] = i;
+            if (!file.source->architectures.empty())
+                device_code[placed] = file.source->architectures;
         }
     }
     ROOTLOCK_TRY(profile,
@@ -519,6 +522,8 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     final_check.cuda = data.target.cuda;
     final_check.driver = data.target.driver;
     final_check.cache_dir = options.cache_dir;
+    final_check.gpus = data.target.gpus;
+    final_check.device_code = std::move(device_code);
     auto checking = std::async(std::launch::async, [&overlay, &base, &final_check] {
         return assemble::check_final_tree(*overlay, *base.tree, final_check);
     });

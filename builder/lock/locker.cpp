@@ -279,10 +279,11 @@ util::Result<check::CheckReport> check_final_root(LockRun& run) {
     ROOTLOCK_TRY(venv_added, python::add_venv(*overlay, scheme, run.facts.python_interpreter));
     (void)venv_added;
     std::vector<std::string> names;
+    std::vector<python::InstalledDeviceCode> device_code;
     for (size_t i = 0; i < run.wheels.size(); ++i) {
         const auto& package = run.resolution.packages[i];
         ROOTLOCK_TRY(added, python::add_wheel(*overlay, *run.wheels[i].scan, scheme, package.direct,
-                                              run.facts.python_interpreter));
+                                              run.facts.python_interpreter, &device_code));
         (void)added;
         names.push_back(package.name);
     }
@@ -299,6 +300,10 @@ util::Result<check::CheckReport> check_final_root(LockRun& run) {
     final_check.cuda = run.recipe.torch.has_value() ? run.recipe.torch->cuda : "";
     final_check.driver = run.recipe.cuda.has_value() ? run.recipe.cuda->driver : "";
     final_check.cache_dir = run.options.cache_dir;
+    final_check.gpus = run.recipe.cuda.has_value() ? run.recipe.cuda->gpus
+                                                   : std::vector<std::string>{};
+    for (const auto& object : device_code)
+        final_check.device_code.emplace(object.path, object.entry->architectures);
     ROOTLOCK_TRY(report, assemble::check_final_tree(*overlay, *run.base->tree, final_check));
     check_cuda_agreement(run.recipe, run.wheels, names, report);
     return std::move(report);
@@ -341,6 +346,7 @@ std::optional<uint64_t> lock_packages(const LockRun& run, pylock::Lock& lock) {
         data.provides = run.wheels[i].scan->provides;
         data.needs = run.wheels[i].scan->needs;
         data.needs_versions = python::needed_versions(*run.wheels[i].scan);
+        data.architectures = python::wheel_architectures(*run.wheels[i].scan);
         data.requested = package.direct;
         if (file.file.yanked)
             data.yanked = file.file.yanked_reason;
@@ -374,8 +380,10 @@ pylock::LockRootlockData lock_tool_data(const LockRun& run, std::optional<uint64
         data.target.cuda = recipe.torch->cuda;
         data.target.torch = recipe.torch->version + "+" + cuda_tag(recipe.torch->cuda);
     }
-    if (recipe.cuda.has_value())
+    if (recipe.cuda.has_value()) {
         data.target.driver = recipe.cuda->driver;
+        data.target.gpus = recipe.cuda->gpus;
+    }
     data.base = run.base->record;
     for (const auto& section : effective_indexes(recipe))
         data.indexes.push_back({section.name, section.url, section.packages});

@@ -86,6 +86,10 @@ struct PackageRootlockData {
     // gave none; nullopt when not yanked. Written `yanked = "reason"` or `yanked = true` (PEP 751
     // has no field for it).
     std::optional<std::string> yanked;
+    // The nvcc names of the device code its objects carry ("sm_75", "sm_90a", "compute_90"), in
+    // gpu::SmName order, unique; empty for a wheel without any, and in locks written before
+    // rootlock recorded them.
+    std::vector<std::string> architectures;
 
     bool operator==(const PackageRootlockData&) const = default;
 };
@@ -117,6 +121,9 @@ struct LockTarget {
     std::string cuda;         // "12.8" or ""
     std::string driver;       // "570.133.07" or ""
     std::string torch;        // "2.8.0+cu128" or ""
+    // The recipe's [cuda] gpus: compute capabilities the image must run on ("8.6"), in the
+    // recipe's order; written only when there are some.
+    std::vector<std::string> gpus;
 
     bool operator==(const LockTarget&) const = default;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "gpu/compute_capability.hpp"
 #include "pylock/pylock.hpp"
 #include "pylock/toml_emit.hpp"
 #include "python/metadata.hpp"
@@ -383,12 +384,20 @@ void check_one_source(Reader& r, const View& view) {
 }
 
 PackageRootlockData read_package_tool(Reader& r, const View& view) {
-    r.check_keys(view, {"provides", "needs", "requested", "needs-versions", "yanked"});
+    r.check_keys(view,
+                 {"provides", "needs", "requested", "needs-versions", "yanked", "architectures"});
     PackageRootlockData data;
     data.provides = r.strings(view, "provides", false);
     data.needs = r.strings(view, "needs", false);
     data.requested = r.boolean(view, "requested", false).value_or(false);
     data.needs_versions = r.strings(view, "needs-versions", false);
+    data.architectures = r.strings(view, "architectures", false);
+    for (const std::string& name : data.architectures) {
+        if (auto parsed = gpu::parse_sm_name(name); !parsed.ok()) {
+            r.add(*view.table.get("architectures"),
+                  view.path + ".architectures: " + parsed.error().message);
+        }
+    }
     // PEP 592's two spellings, as the simple API's "yanked": a reason, or a boolean.
     if (const toml::node* yanked = r.get(view, "yanked", false)) {
         if (const auto* reason = yanked->as_string())
@@ -444,7 +453,8 @@ LockPackage read_package(Reader& r, const View& view) {
 }
 
 void read_target(Reader& r, const View& view, LockTarget& target) {
-    r.check_keys(view, {"python", "python-full", "glibc", "arch", "cuda", "driver", "torch"});
+    r.check_keys(view,
+                 {"python", "python-full", "glibc", "arch", "cuda", "driver", "torch", "gpus"});
     target.python = r.string(view, "python", true).value_or("");
     target.python_full = r.string(view, "python-full", false).value_or("");
     target.glibc = r.string(view, "glibc", true).value_or("");
@@ -452,6 +462,11 @@ void read_target(Reader& r, const View& view, LockTarget& target) {
     target.cuda = r.string(view, "cuda", false).value_or("");
     target.driver = r.string(view, "driver", false).value_or("");
     target.torch = r.string(view, "torch", false).value_or("");
+    target.gpus = r.strings(view, "gpus", false);
+    for (const std::string& text : target.gpus) {
+        if (auto parsed = gpu::parse_compute_capability(text); !parsed.ok())
+            r.add(*view.table.get("gpus"), view.path + ".gpus: " + parsed.error().message);
+    }
 }
 
 void read_base(Reader& r, const View& view, LockBase& base) {

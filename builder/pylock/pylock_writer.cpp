@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "gpu/compute_capability.hpp"
 #include "pylock/pylock.hpp"
 #include "pylock/toml_emit.hpp"
 #include "python/pep440.hpp"
@@ -24,6 +25,23 @@ std::string join_strings(const std::vector<std::string>& values) {
 void sort_unique(std::vector<std::string>& values) {
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
+}
+
+// nvcc names in gpu::SmName order (sm_75 before sm_86 before compute_86 ... as the capability
+// rises), unique; a name that does not parse (the reader refuses those) sorts last as text.
+void sort_architectures(std::vector<std::string>& names) {
+    auto key = [](const std::string& text) {
+        auto name = gpu::parse_sm_name(text);
+        return std::make_pair(name.ok() ? std::optional<gpu::SmName>(*name) : std::nullopt, text);
+    };
+    std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+        auto ka = key(a);
+        auto kb = key(b);
+        if (ka.first.has_value() != kb.first.has_value())
+            return ka.first.has_value();
+        return ka < kb;
+    });
+    names.erase(std::unique(names.begin(), names.end()), names.end());
 }
 
 // Sort key of a package: PEP 440 order where the version parses ("1.9" before "1.10"), the text
@@ -176,6 +194,8 @@ void write_package(std::string& out, const LockPackage& package) {
         line(out, "requested", boolean(package.rootlock->requested));
         if (!package.rootlock->needs_versions.empty())
             line(out, "needs-versions", toml_string_array(package.rootlock->needs_versions));
+        if (!package.rootlock->architectures.empty())
+            line(out, "architectures", toml_string_array(package.rootlock->architectures));
         if (const auto& yanked = package.rootlock->yanked)
             line(out, "yanked", yanked->empty() ? boolean(true) : toml_string(*yanked));
     }
@@ -246,6 +266,8 @@ void write_tool(std::string& out, const LockRootlockData& data) {
     line(out, "cuda", toml_string(target.cuda));
     line(out, "driver", toml_string(target.driver));
     line(out, "torch", toml_string(target.torch));
+    if (!target.gpus.empty())
+        line(out, "gpus", toml_string_array(target.gpus));
 
     // The base keys that do not apply to its kind stay out rather than sit there empty.
     const LockBase& base = data.base;
@@ -323,6 +345,7 @@ Lock canonicalize(Lock lock) {
             sort_unique(package.rootlock->provides);
             sort_unique(package.rootlock->needs);
             sort_unique(package.rootlock->needs_versions);
+            sort_architectures(package.rootlock->architectures);
         }
     }
     std::vector<std::pair<PackageOrder, LockPackage>> keyed;

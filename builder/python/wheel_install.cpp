@@ -406,7 +406,8 @@ util::Status add_venv(fs::OverlayTree& tree, const InstallScheme& scheme,
 }
 
 util::Status add_wheel(fs::OverlayTree& tree, const WheelScan& scan, const InstallScheme& scheme,
-                       bool requested, const std::string& base_python) {
+                       bool requested, const std::string& base_python,
+                       std::vector<InstalledDeviceCode>* device_code) {
     auto plan = install_plan(scan, scheme, requested, base_python);
     if (!plan.ok())
         return plan.error();
@@ -426,6 +427,8 @@ util::Status add_wheel(fs::OverlayTree& tree, const WheelScan& scan, const Insta
         }
         if (!added.ok())
             return added.error();
+        if (device_code != nullptr && file.source != nullptr && !file.source->architectures.empty())
+            device_code->push_back({*added, file.source});
     }
     return util::ok_status();
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "gpu/compute_capability.hpp"
 #include "python/metadata.hpp"
 #include "recipe/recipe_reader.hpp"
 #include "recipe/recipe_validate.hpp"
@@ -365,7 +366,18 @@ void read_torch(TableReader& r, TorchSection& torch, Anchors& anchors) {
 }
 
 void read_cuda(TableReader& r, CudaSection& cuda, Anchors& anchors) {
-    r.check_keys({"driver"});
+    r.check_keys({"driver", "gpus"});
+    std::set<gpu::ComputeCapability> seen;
+    for (auto& [text, gpu_at] : r.strings("gpus")) {
+        auto capability = gpu::parse_compute_capability(text);
+        if (!capability.ok()) {
+            r.out().add(gpu_at, "cuda.gpus: " + capability.error().message);
+        } else if (!seen.insert(*capability).second) {
+            r.out().add(gpu_at, "cuda.gpus names " + quoted(text) + " twice");
+        } else {
+            cuda.gpus.push_back(text);
+        }
+    }
     Position at;
     if (auto driver = r.string("driver", true, &at)) {
         anchors.driver_major = parse_driver_major(*driver);

@@ -70,6 +70,10 @@ struct TorchSection {
 
 struct CudaSection {
     std::string driver;  // the host's driver, e.g. "570.133.07"
+    // The GPUs the image must run on, as compute capabilities ("8.6", "9.0") in the order
+    // written, unique: declared, never probed, so that `lock` proves the device code covers
+    // them before any host exists.
+    std::vector<std::string> gpus;
 };
 
 struct IndexSection {

@@ -43,7 +43,7 @@ pylock::LockPackage package(const std::string& name, const std::string& version,
     wheel.hashes["sha256"] = k_sha_a;
     p.wheels.push_back(wheel);
     p.rootlock =
-        pylock::PackageRootlockData{std::move(provides), std::move(needs), false, {}, std::nullopt};
+        pylock::PackageRootlockData{std::move(provides), std::move(needs), false, {}, std::nullopt, {}};
     return p;
 }
 
@@ -56,7 +56,7 @@ pylock::Lock on_debian(const std::string& architecture, const std::string& machi
     pylock::LockRootlockData data;
     data.recipe = "../recipes/demo.toml";
     data.recipe_sha256 = k_sha_b;
-    data.target = pylock::LockTarget{"3.11", "3.11.2", "2.36", machine, "", "", ""};
+    data.target = pylock::LockTarget{"3.11", "3.11.2", "2.36", machine, "", "", "", {}};
     data.base.kind = "debian";
     data.base.suite = "bookworm";
     data.base.variant = "minbase";

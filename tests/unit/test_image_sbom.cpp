@@ -38,14 +38,14 @@ pylock::Lock small_lock() {
     pylock::LockPackage torch = package("torch", "2.8.0+cu128", k_sha_a);
     torch.dependencies = {{"numpy", std::nullopt}};
     torch.rootlock = pylock::PackageRootlockData{
-        {"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true, {}, std::nullopt};
+        {"libtorch.so"}, {"libcudart.so.12", "libc.so.6"}, true, {}, std::nullopt, {}};
     pylock::LockPackage numpy = package("numpy", "2.1.0", k_sha_b);
-    numpy.rootlock = pylock::PackageRootlockData{{}, {"libm.so.6"}, false, {}, std::nullopt};
+    numpy.rootlock = pylock::PackageRootlockData{{}, {"libm.so.6"}, false, {}, std::nullopt, {}};
     lock.packages = {torch, numpy};
     pylock::LockRootlockData data;
     data.recipe_sha256 = k_sha_c;
     data.source_date_epoch = 1700000000;
-    data.target = pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "", ""};
+    data.target = pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "", "", {}};
     data.base.kind = "tarball";
     data.base.url = "https://example.org/bases/bookworm.tar.zst?x=1";
     data.base.sha256 = k_sha_c;

@@ -264,6 +264,18 @@ hashes = 'whatever'
             {lock_with("name = \"a\"\n" + k_wheel +
                        "\n[packages.tool.rootlock]\nneeds = [\"a\", 2]\n"),
              e + "9:15: packages[0].tool.rootlock.needs[1]: expected a string, found an integer"},
+            {lock_with("name = \"a\"\n" + k_wheel +
+                       "\n[packages.tool.rootlock]\narchitectures = [\"sm_86\", \"sm86\"]\n"),
+             e + "9:17: packages[0].tool.rootlock.architectures: \"sm86\" is not an architecture "
+                 "name such as sm_86: it does not start with sm_ or compute_"},
+            {lock_with("name = \"a\"\n" + k_wheel,
+                       "\n[tool.rootlock]\nrecipe = \"r.toml\"\nrecipe-sha256 = \"" +
+                           std::string(64, 'e') +
+                           "\"\nsource-date-epoch = 0\n\n[tool.rootlock.target]\npython = "
+                           "\"3.11\"\nglibc = \"2.36\"\narch = \"x86_64\"\ngpus = [\"86\"]\n\n"
+                           "[tool.rootlock.base]\nkind = \"tarball\"\n"),
+             e + "17:8: tool.rootlock.target.gpus: \"86\" is not a compute capability such as "
+                 "8.6: it has no dot between major and minor"},
             {head + "environments = \"linux\"\npackages = []\n",
              e + "3:16: environments: expected an array of strings, found a string"},
             {head + "requires-python = 3.11\npackages = []\n",

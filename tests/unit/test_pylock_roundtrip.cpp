@@ -74,6 +74,15 @@ class Random {
             value = text();
         return out;
     }
+    // Some of `items`, in their order (valid values where the reader checks them).
+    std::vector<std::string> subsequence(std::initializer_list<const char*> items) {
+        std::vector<std::string> out;
+        for (const char* item : items) {
+            if (coin())
+                out.emplace_back(item);
+        }
+        return out;
+    }
     std::optional<std::string> maybe_text() {
         if (coin())
             return std::nullopt;
@@ -151,7 +160,8 @@ pylock::LockPackage random_package(Random& r) {
         package.rootlock = pylock::PackageRootlockData{
             r.texts(3), r.texts(3), r.coin(), r.texts(3),
             r.coin() ? std::optional<std::string>(r.coin() ? "" : "bad \"build\"\n")
-                     : std::nullopt};
+                     : std::nullopt,
+            r.subsequence({"sm_75", "sm_86", "compute_86", "sm_90a", "compute_100f"})};
     return package;
 }
 
@@ -164,7 +174,8 @@ pylock::LockRootlockData random_tool(Random& r) {
     data.venv = r.text();
     data.source_date_epoch = r.count();
     data.target =
-        pylock::LockTarget{r.text(), r.text(), r.text(), r.text(), r.text(), r.text(), r.text()};
+        pylock::LockTarget{r.text(), r.text(), r.text(), r.text(),
+                           r.text(), r.text(), r.text(), r.subsequence({"7.5", "8.6", "9.0"})};
     data.base.kind = r.coin() ? "tarball" : "debian";
     data.base.url = r.text();
     data.base.path = r.text();
@@ -235,7 +246,7 @@ TEST_SUITE("rootlock::pylock") {
         wheel.hashes = {{"sha256", std::string(64, '1')}, {"sha512", std::string(128, '2')}};
         torch.wheels = {wheel};
         torch.rootlock = pylock::PackageRootlockData{
-            {"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true, {}, std::nullopt};
+            {"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true, {}, std::nullopt, {"sm_86", "compute_90"}};
         lock.packages = {torch};
         pylock::LockRootlockData data;
         data.recipe = "recipes/demo.toml";
@@ -245,7 +256,7 @@ TEST_SUITE("rootlock::pylock") {
         data.venv = "/opt/venv";
         data.source_date_epoch = 1754000000;
         data.target = pylock::LockTarget{"3.11", "3.11.2",     "2.36",       "x86_64",
-                                         "12.8", "570.133.07", "2.8.0+cu128"};
+                                         "12.8", "570.133.07", "2.8.0+cu128", {"8.6", "9.0"}};
         data.base =
             pylock::LockBase{"debian",
                              "",

@@ -43,7 +43,7 @@ TEST_SUITE("rootlock::pylock") {
         numpy.index = "https://pypi.org/simple";
         numpy.wheels[0].upload_time = "2024-08-18T21:39:56.123Z";
         numpy.rootlock = pylock::PackageRootlockData{
-            {"libgfortran-040039e1.so.5.0.0"}, {"libm.so.6"}, true, {}, std::nullopt};
+            {"libgfortran-040039e1.so.5.0.0"}, {"libm.so.6"}, true, {}, std::nullopt, {}};
         pylock::LockPackage torch = package("torch", "2.8.0+cu128");
         torch.dependencies = {{"numpy", std::nullopt}, {"filelock", "3.18.0"}};
         torch.wheels[0].path = "wheels/torch.whl";
@@ -58,7 +58,7 @@ TEST_SUITE("rootlock::pylock") {
         data.venv = "/opt/venv";
         data.source_date_epoch = 1700000000;
         data.target = pylock::LockTarget{"3.11", "3.11.2",     "2.36",       "x86_64",
-                                         "12.8", "570.133.07", "2.8.0+cu128"};
+                                         "12.8", "570.133.07", "2.8.0+cu128", {}};
         data.base.kind = "tarball";
         data.base.url = "https://example.org/base.tar.zst";
         data.base.sha256 = k_sha_a;
@@ -185,7 +185,7 @@ packages = [
         pylock::LockPackage p = package("x", "1");
         p.dependencies = {{"z", std::nullopt}, {"a", "2"}, {"a", "1"}};
         p.rootlock = pylock::PackageRootlockData{
-            {"libb.so", "liba.so", "libb.so"}, {"n2", "n1", "n1"}, false, {}, std::nullopt};
+            {"libb.so", "liba.so", "libb.so"}, {"n2", "n1", "n1"}, false, {}, std::nullopt, {}};
         lock.packages = {p};
         pylock::LockRootlockData data;
         data.environment = {{"B", "1"}, {"A", "2"}};

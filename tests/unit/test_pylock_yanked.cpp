@@ -25,7 +25,7 @@ pylock::Lock lock_with(std::optional<std::string> yanked) {
     wheel.url = "https://files.example/" + wheel.name;
     wheel.hashes["sha256"] = std::string(64, 'a');
     nccl.wheels.push_back(wheel);
-    nccl.rootlock = pylock::PackageRootlockData{{}, {}, false, {}, std::move(yanked)};
+    nccl.rootlock = pylock::PackageRootlockData{{}, {}, false, {}, std::move(yanked), {}};
     lock.packages.push_back(nccl);
     return lock;
 }

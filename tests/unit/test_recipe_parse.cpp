@@ -70,6 +70,7 @@ cuda = "12.8"
 
 [cuda]
 driver = "570.133.07"
+gpus = ["8.6", "9.0"]
 
 [[index]]
 name = "pytorch-cu128"
@@ -116,6 +117,7 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
         CHECK(recipe.torch->cuda == "12.8");
         REQUIRE(recipe.cuda.has_value());
         CHECK(recipe.cuda->driver == "570.133.07");
+        CHECK(recipe.cuda->gpus == std::vector<std::string>{"8.6", "9.0"});
         REQUIRE(recipe.indexes.size() == 2);
         CHECK(recipe.indexes[0].name == "pytorch-cu128");
         CHECK(recipe.indexes[0].url == "https://example.invalid/whl/cu128");
@@ -331,6 +333,13 @@ library-paths = ["/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib", "/op
              k_minimal +
                  "[torch]\nversion = \"2.8.0\"\ncuda = \"12.8\"\n[cuda]\ndriver = \"570\"\n",
              {"r.toml:11:10: cuda.driver \"570\" is not a driver version such as 570.133.07"}},
+            {"GPUs that are not compute capabilities, or named twice",
+             k_minimal + "[torch]\nversion = \"2.8.0\"\ncuda = \"12.8\"\n[cuda]\n"
+                         "driver = \"570.133.07\"\ngpus = [\"8.6\", \"sm_90\", \"8.6\", 9]\n",
+             {"r.toml:12:16: cuda.gpus: \"sm_90\" is not a compute capability such as 8.6: it has "
+              "no dot between major and minor",
+              "r.toml:12:25: cuda.gpus names \"8.6\" twice",
+              "r.toml:12:32: cuda.gpus[3]: expected a string, found an integer"}},
             {"a driver too old for CUDA 13",
              k_minimal + "[torch]\nversion = \"2.9.1\"\ncuda = \"13.0\"\n[cuda]\n"
                          "driver = \"570.133.07\"\n",
