@@ -14,6 +14,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "check/cuda_family.hpp"
 #include "diff/deb_diff.hpp"
@@ -48,6 +49,8 @@ std::vector<FieldChange> diff_target(const pylock::LockTarget& b, const pylock::
     add_field(out, "cuda-major", cuda_major(b.cuda), cuda_major(a.cuda));
     add_field(out, "driver", b.driver, a.driver);
     add_field(out, "torch", b.torch, a.torch);
+    add_field(out, "gpus", fmt::format("{}", fmt::join(b.gpus, ", ")),
+              fmt::format("{}", fmt::join(a.gpus, ", ")));
     return out;
 }
 
@@ -507,6 +510,56 @@ SonameDiff diff_sonames(const pylock::Lock& before, const pylock::Lock& after) {
     return out;
 }
 
+// ---- GPU architectures ----
+
+bool records_architectures(const pylock::Lock& lock) {
+    return std::any_of(lock.packages.begin(), lock.packages.end(), [](const auto& package) {
+        return package.rootlock && !package.rootlock->architectures.empty();
+    });
+}
+
+// name -> (version, architectures) of the packages that carry rootlock's data.
+std::map<std::string, std::pair<std::string, std::vector<std::string>>> architectures_by_name(
+    const pylock::Lock& lock) {
+    std::map<std::string, std::pair<std::string, std::vector<std::string>>> out;
+    for (const auto& package : lock.packages) {
+        if (package.rootlock)
+            out[package.name] = {package.version, package.rootlock->architectures};
+    }
+    return out;
+}
+
+// Names in the order of `order` (one side's SmName-ordered list) that `other` lacks.
+std::vector<std::string> missing_from(const std::vector<std::string>& order,
+                                      const std::vector<std::string>& other) {
+    std::vector<std::string> out;
+    for (const auto& name : order) {
+        if (std::find(other.begin(), other.end(), name) == other.end())
+            out.push_back(name);
+    }
+    return out;
+}
+
+std::vector<ArchitectureChange> diff_architectures(const pylock::Lock& before,
+                                                   const pylock::Lock& after) {
+    std::vector<ArchitectureChange> out;
+    if (!records_architectures(before) || !records_architectures(after))
+        return out;
+    const auto b = architectures_by_name(before);
+    const auto a = architectures_by_name(after);
+    for (const auto& [name, was] : b) {
+        auto found = a.find(name);
+        if (found == a.end())
+            continue;
+        const auto& now = found->second;
+        ArchitectureChange change{name, was.first, now.first, missing_from(now.second, was.second),
+                                  missing_from(was.second, now.second)};
+        if (!change.added.empty() || !change.removed.empty())
+            out.push_back(std::move(change));
+    }
+    return out;
+}
+
 // ---- recipe ----
 
 void diff_sets(std::string field, const StringSet& b, const StringSet& a,
@@ -652,6 +705,7 @@ LockDiff diff_locks(const pylock::Lock& before, const pylock::Lock& after) {
     diff.debian = diff_debs(b.base, a.base);
     diff_packages(before, after, diff);
     diff.sonames = diff_sonames(before, after);
+    diff.gpu_architectures = diff_architectures(before, after);
     diff.recipe = diff_recipe(b, a);
     return diff;
 }

@@ -12,7 +12,7 @@ namespace rootlock::diff {
 
 // One changed scalar of [tool.rootlock]: a target or base field. "" stands for absent.
 struct FieldChange {
-    std::string field;  // target: python, glibc, arch, cuda-major, driver, torch (the build);
+    std::string field;  // target: python, glibc, arch, cuda-major, driver, torch (the build), gpus;
                         // base: kind, url, path, sha256, suite, mirror, variant, include, then
                         // "archive NAME" (added or removed) and "archive NAME url" and the like
     std::string before;
@@ -172,8 +172,21 @@ struct DebChange {
     bool operator==(const DebChange&) const = default;
 };
 
+// A package in both locks whose device code covers other GPU architectures ("torch 2.10.0 ->
+// 2.11.0 drops sm_70"), from [packages.tool.rootlock] architectures. Compared only where both
+// locks record architectures (locks before they were recorded have none anywhere).
+struct ArchitectureChange {
+    std::string name;
+    std::string before;                // version
+    std::string after;                 // version
+    std::vector<std::string> added;    // nvcc names ("sm_120", "compute_120"), in SmName order
+    std::vector<std::string> removed;  // likewise
+
+    bool operator==(const ArchitectureChange&) const = default;
+};
+
 struct LockDiff {
-    std::vector<FieldChange> target;    // python, glibc, arch, cuda-major, driver, torch
+    std::vector<FieldChange> target;    // python, glibc, arch, cuda-major, driver, torch, gpus
     std::vector<FieldChange> base;      // kind, url, path, sha256, suite, mirror, variant, include,
                                         // then the archives by name
     std::vector<DebChange> debian;      // the base's .debs; by (name, architecture)
@@ -181,11 +194,13 @@ struct LockDiff {
     std::vector<PackageChange> nvidia;  // names starting with "nvidia-"; by name
     std::vector<PackageChange> packages;  // every other package; by name
     SonameDiff sonames;
+    std::vector<ArchitectureChange> gpu_architectures;  // by name
     std::vector<RecipeChange> recipe;  // requirements, environment, library-paths, files
 
     bool same() const {
         return target.empty() && base.empty() && debian.empty() && torch.empty() &&
-               nvidia.empty() && packages.empty() && sonames.empty() && recipe.empty();
+               nvidia.empty() && packages.empty() && sonames.empty() &&
+               gpu_architectures.empty() && recipe.empty();
     }
     bool operator==(const LockDiff&) const = default;
 };
@@ -197,7 +212,7 @@ struct LockDiff {
 LockDiff diff_locks(const pylock::Lock& before, const pylock::Lock& after);
 
 // For a terminal: a header per non-empty group (target, base, debian, torch, nvidia, packages,
-// sonames, recipe; the torch build is shown under torch), one line per change, "+" added, "-"
+// sonames, gpu architectures, recipe; the torch build is shown under torch), one line per change, "+" added, "-"
 // removed, "~" changed, "!" rebuilt. ANSI colours only when `colour`. Equal locks give the single
 // line "no difference in meaning".
 std::string render_diff_text(const LockDiff& diff, bool colour);

@@ -95,6 +95,17 @@ Json json_sonames(const SonameDiff& sonames) {
     return out;
 }
 
+Json json_architectures(const std::vector<ArchitectureChange>& list) {
+    Json out = Json::array();
+    for (const auto& change : list)
+        out.push_back(Json{{"name", change.name},
+                           {"before", change.before},
+                           {"after", change.after},
+                           {"added", change.added},
+                           {"removed", change.removed}});
+    return out;
+}
+
 Json json_recipe(const std::vector<RecipeChange>& list) {
     Json out = Json::array();
     for (const auto& change : list)
@@ -117,6 +128,7 @@ std::string render_diff_json(const LockDiff& diff) {
     out["nvidia"] = json_packages(diff.nvidia);
     out["packages"] = json_packages(diff.packages);
     out["sonames"] = json_sonames(diff.sonames);
+    out["gpu_architectures"] = json_architectures(diff.gpu_architectures);
     out["recipe"] = json_recipe(diff.recipe);
     return util::json_text(out, 2) + "\n";
 }

@@ -462,6 +462,27 @@ void md_debian(std::string& out, const std::vector<DebChange>& list) {
     }
 }
 
+// "torch 2.10.0 -> 2.11.0 drops sm_70; adds sm_120": the GPUs a new build no longer runs on
+// natively come first, since they are what breaks.
+void text_architectures(TextOut& out, const std::vector<ArchitectureChange>& changes) {
+    if (changes.empty())
+        return;
+    out.header("gpu architectures");
+    for (const auto& change : changes) {
+        std::string line = change.before == change.after
+                               ? fmt::format("{} {}", change.name, change.after)
+                               : fmt::format("{} {} -> {}", change.name, change.before,
+                                             change.after);
+        std::string what;
+        if (!change.removed.empty())
+            what = "drops " + joined(change.removed, ", ");
+        if (!change.added.empty())
+            what += (what.empty() ? "adds " : "; adds ") + joined(change.added, ", ");
+        out.line(change.removed.empty() ? '+' : '-', change.removed.empty() ? k_green : k_red,
+                 line + " " + what);
+    }
+}
+
 void md_sonames(std::string& out, const SonameDiff& sonames) {
     if (sonames.empty())
         return;
@@ -511,6 +532,7 @@ std::string render_diff_text(const LockDiff& diff, bool colour) {
     text_packages(out, "nvidia", diff.nvidia, {});
     text_packages(out, "packages", diff.packages, {});
     text_sonames(out, diff.sonames);
+    text_architectures(out, diff.gpu_architectures);
     if (!diff.recipe.empty()) {
         out.header("recipe");
         for (const auto& change : diff.recipe)
@@ -554,6 +576,12 @@ std::string render_diff_markdown(const LockDiff& diff) {
     md_packages(out, "nvidia", diff.nvidia, {});
     md_packages(out, "packages", diff.packages, {});
     md_sonames(out, diff.sonames);
+    if (!diff.gpu_architectures.empty()) {
+        md_table_head(out, "gpu architectures", "package | before | after | dropped | added");
+        for (const auto& change : diff.gpu_architectures)
+            md_row(out, {cell(change.name), cell(change.before), cell(change.after),
+                         cell(joined(change.removed, ", ")), cell(joined(change.added, ", "))});
+    }
     if (!diff.recipe.empty()) {
         md_table_head(out, "recipe", "field | added | removed | changed");
         for (const auto& change : diff.recipe)

@@ -835,6 +835,47 @@ recipe = "recipe.toml"
         CHECK(diff.nvidia.size() + diff.packages.size() == 104);
         CHECK(diff.sonames.glibc.has_value());
     }
+
+    TEST_CASE("device code moves: the architectures a package drops and adds, and the GPUs") {
+        auto with_architectures = [](pylock::LockPackage p, std::vector<std::string> names) {
+            p = with_sonames(std::move(p), {"libtorch_cuda.so"});
+            p.rootlock->architectures = std::move(names);
+            return p;
+        };
+        pylock::Lock before =
+            ours({with_architectures(package("torch", "2.10.0"),
+                                     {"sm_70", "sm_75", "sm_80", "sm_90", "compute_90"}),
+                  with_architectures(package("flash-attn", "2.8.0"), {"sm_80", "sm_90"}),
+                  with_sonames(package("numpy", "2.2.0"), {})});
+        pylock::Lock after =
+            ours({with_architectures(package("torch", "2.11.0"),
+                                     {"sm_75", "sm_80", "sm_90", "sm_120", "compute_120"}),
+                  with_architectures(package("flash-attn", "2.8.0"), {"sm_80", "sm_90"}),
+                  with_sonames(package("numpy", "2.2.1"), {})});
+        after.rootlock->target.gpus = {"8.0", "12.0"};
+        const diff::LockDiff diff = diff::diff_locks(before, after);
+        REQUIRE(diff.gpu_architectures.size() == 1);
+        const auto& change = diff.gpu_architectures[0];
+        CHECK(change.name == "torch");
+        CHECK(change.before == "2.10.0");
+        CHECK(change.after == "2.11.0");
+        CHECK(change.removed == std::vector<std::string>{"sm_70", "compute_90"});
+        CHECK(change.added == std::vector<std::string>{"sm_120", "compute_120"});
+        REQUIRE(diff.target.size() == 1);
+        CHECK(diff.target[0] == diff::FieldChange{"gpus", "", "8.0, 12.0"});
+        const std::string text = diff::render_diff_text(diff, false);
+        CHECK(text.find("gpu architectures\n  - torch 2.10.0 -> 2.11.0 drops sm_70, compute_90; "
+                        "adds sm_120, compute_120\n") != std::string::npos);
+        CHECK(diff::render_diff_markdown(diff).find(
+                  "| torch | 2.10.0 | 2.11.0 | sm_70, compute_90 | sm_120, compute_120 |") !=
+              std::string::npos);
+
+        // A lock written before architectures were recorded has none anywhere: nothing is said.
+        pylock::Lock old = before;
+        for (auto& p : old.packages)
+            p.rootlock->architectures.clear();
+        CHECK(diff::diff_locks(old, after).gpu_architectures.empty());
+    }
 }
 
 }  // namespace ROOTLOCK_UNIT_ID

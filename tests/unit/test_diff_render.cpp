@@ -644,6 +644,7 @@ TEST_SUITE("rootlock::diff") {
       12
     ]
   },
+  "gpu_architectures": [],
   "recipe": [
     {
       "field": "requirements",
@@ -897,6 +898,7 @@ TEST_SUITE("rootlock::diff") {
     "cuda_majors_added": [],
     "cuda_majors_removed": []
   },
+  "gpu_architectures": [],
   "recipe": []
 }
 )";
@@ -952,6 +954,7 @@ TEST_SUITE("rootlock::diff") {
     "cuda_majors_added": [],
     "cuda_majors_removed": []
   },
+  "gpu_architectures": [],
   "recipe": []
 }
 )";
