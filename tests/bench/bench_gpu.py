@@ -11,6 +11,9 @@ Two benchmarks, each beside what a user would otherwise run on the same input, i
            ROOT is the demo image (images/demo.tar.zst) when `make demo` built it, else the torch
            2.8 + CUDA 12.8 fixture venv in the cached Debian root; HOST is NVIDIA's real 535
            driver laid out from Debian's packages (tests/fixtures/nvidia_host.py).
+  wheel    the device code of a wheel as `lock` reads it, streaming (NVIDIA's real libcurand in
+           a wheel served on 127.0.0.1): a cold lock minus a warm one is the wheel's scan, beside
+           `unzip -t` of the wheel (inflating it once, as any installer does).
   fatbin   the device code of the real CUDA 13 libraries in /usr/local/cuda-13.0/lib64:
            `rootlock check --gpu 9.0 PATH` minus the same check without --gpu (the fatbin
            headers read and judged), as MB/s of .nv_fatbin bytes covered, beside `cat` of the same
@@ -130,6 +133,69 @@ def bench_fatbin(rootlock, runs):
           f"{size / MB / cat:,.0f} MB/s for cat reading the files")
 
 
+def bench_wheel(rootlock, runs, scratch):
+    """The device code of a wheel read as `lock` scans it: NVIDIA's real libcurand.so.10 in a
+    deflated wheel, served on 127.0.0.1; a cold lock (downloaded, inflated, hashed, ELF and
+    fatbin read in one pass) minus a warm one (the scan cached) is the scan, beside `unzip -t`
+    (inflating every member once, as any installer must)."""
+    library = os.path.join(CUDA13, "libcurand.so.10")
+    if not os.path.isfile(library) or shutil.which("unzip") is None:
+        print(f"wheel: skipped ({library} or unzip is absent)")
+        return
+    from fixtures import index_server, package_graph, pip_like, wheel_builder
+    from fixtures.debian_root import base_tarball
+    with open(library, "rb") as f:
+        native = f.read()
+    rel = "curand/libcurand.so.10"
+    spec = wheel_builder.WheelSpec(name="curand", version="10.0",
+                                   files={"curand/__init__.py": b"", rel: native},
+                                   tags=("py3-none-manylinux_2_17_x86_64",),
+                                   root_is_purelib=False, executable=frozenset([rel]))
+    wheels = os.path.join(scratch, "wheels")
+    os.makedirs(wheels)
+    built = wheel_builder.build_wheel(spec, wheels)
+    graph = package_graph.Graph(root=wheels, stacks=(), files=[package_graph.IndexFile(
+        project="curand", name="curand", version="10.0", filename=built.filename,
+        path=built.path, sha256=built.sha256, size=built.size, metadata=built.metadata,
+        requires_python=None, yanked=False, hash_listed=True,
+        upload_time="2025-03-01T12:00:00.000000Z")], rebuilt={})
+    base_path, base_sha = base_tarball()
+    print(f"wheel: {built.filename}, {built.size / MB:.0f} MB deflated, "
+          f"{len(native) / MB:.0f} MB of libcurand.so.10 (10 architectures)")
+    unzip, unzip_rss = timed(["unzip", "-tq", built.path], runs, ok=(0,))
+    row("unzip -t WHEEL (every member inflated once)", unzip, unzip_rss)
+    with index_server.IndexServer(graph, style="pypi") as server:
+        recipe = os.path.join(scratch, "curand.toml")
+        with open(recipe, "w") as f:
+            f.write(f'[image]\nname = "curand"\n\n[base]\ntarball = "{base_path}"\n'
+                    f'sha256 = "{base_sha}"\n\n[python]\nversion = "3.11"\n\n'
+                    f'[cuda]\ndriver = "580.65.06"\ngpus = ["9.0"]\n\n'
+                    f'[[index]]\nname = "fixture"\nurl = "{server.simple_url}"\n\n'
+                    f'[packages]\nrequires = ["curand"]\n')
+        out = os.path.join(scratch, "pylock.curand.toml")
+        caches = iter(range(10 ** 6))
+
+        def cold():
+            return [rootlock, "lock", recipe, "-o", out, "--cache-dir",
+                    os.path.join(scratch, f"cache-{next(caches)}")]
+        times, peak = [], None
+        for _ in range(runs):
+            seconds, rss = timed(cold(), 1, ok=(0,))
+            times.append(seconds)
+            peak = rss if peak is None else max(peak, rss or 0)
+        cold_s = statistics.median(times)
+        warm_cache = os.path.join(scratch, "cache-warm")
+        subprocess.run([rootlock, "lock", recipe, "-o", out, "--cache-dir", warm_cache],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        warm_s, warm_rss = timed([rootlock, "lock", recipe, "-o", out, "--cache-dir",
+                                  warm_cache], runs, ok=(0,))
+    row("rootlock lock, cold (wheel fetched and scanned)", cold_s, peak, unzip)
+    row("rootlock lock, warm (scan from the cache)", warm_s, warm_rss, unzip)
+    scan = max(cold_s - warm_s, 1e-6)
+    print(f"  the scan (inflate, SHA-256, RECORD, ELF, fatbin) takes {scan * 1000:.0f} ms: "
+          f"{scan / unzip:.2f}x unzip -t, {len(native) / MB / scan:,.0f} MB/s of library")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("rootlock")
@@ -140,6 +206,7 @@ def main():
     try:
         bench_host(rootlock, args.runs, scratch)
         bench_fatbin(rootlock, args.runs)
+        bench_wheel(rootlock, min(args.runs, 5), scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
