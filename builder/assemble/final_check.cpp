@@ -35,6 +35,7 @@ util::Result<check::CheckReport> check_final_tree(const fs::FileTree& tree,
         ROOTLOCK_TRY(capability, gpu::parse_compute_capability(text));
         options.gpus.push_back(check::GpuTarget{capability, recipe_gpus_source()});
     }
+    options.known_device_code = final_options.base_device_code;
     for (const auto& [path, names] : final_options.device_code) {
         gpu::FatbinSummary summary;
         for (const auto& text : names) {
@@ -42,7 +43,7 @@ util::Result<check::CheckReport> check_final_tree(const fs::FileTree& tree,
             summary.architectures.insert(name);
             (name.ptx ? summary.ptx_sms : summary.cubin_sms).insert(name.capability.sm());
         }
-        options.known_device_code.emplace(path, std::move(summary));
+        options.known_device_code.insert_or_assign(path, std::move(summary));
     }
     ROOTLOCK_TRY(report, check::run_check(tree, options));
     for (auto& problem : check::tree_problems(base)) {

@@ -9,6 +9,7 @@
 
 #include "check/closure_check.hpp"
 #include "fs/file_tree.hpp"
+#include "gpu/fatbin.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::assemble {
@@ -21,9 +22,11 @@ struct FinalCheckOptions {
     std::string cache_dir;  // where cached wheel scans name the torch builds missing symbols need
     // The recipe's [cuda] gpus ("8.6"), each judged against every object's device code, and that
     // device code for the objects the tree holds no bytes of (wheel members: canonical path ->
-    // the architectures their scan read).
+    // the architectures their scan read, empty for an object read and holding none).
     std::vector<std::string> gpus;
     std::map<std::string, std::vector<std::string>> device_code;
+    // The base's, read as its tarball streamed (an object without any: an empty summary).
+    std::map<std::string, gpu::FatbinSummary> base_device_code;
 };
 
 // The closure check of a final tree (base plus venv) as lock and build both run it: the recipe's

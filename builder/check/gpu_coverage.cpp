@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpu/arch_coverage.hpp"
+#include "gpu/fatbin_stream.hpp"
 
 namespace rootlock::check {
 
@@ -63,6 +64,55 @@ DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std:
             "random access (check an unpacked root or an OCI layout for GPU coverage)",
             unreadable, tree.describe()));
     return scan;
+}
+
+struct StreamedDeviceCode::State {
+    std::map<std::string, gpu::FatbinSummary> found;
+    std::vector<std::string> notes;
+};
+
+namespace {
+
+// One member's scanner; what it finds goes into the shared state at its end.
+class DeviceCodeObserver final : public util::StreamObserver {
+  public:
+    DeviceCodeObserver(std::shared_ptr<StreamedDeviceCode::State> state, std::string path,
+                       uint64_t size)
+        : m_state(std::move(state)), m_path(path), m_scanner(std::move(path), size) {}
+    void feed(std::span<const std::byte> bytes) override { m_scanner.feed(bytes); }
+    void end() override {
+        auto summary = m_scanner.finish();
+        m_state->found.erase(m_path);
+        if (!summary)
+            m_state->notes.push_back("device code not read: " + summary.error().text());
+        else  // an object without device code is known too: read, and nothing in it
+            m_state->found.emplace(m_path, summary->value_or(gpu::FatbinSummary{}));
+    }
+
+  private:
+    std::shared_ptr<StreamedDeviceCode::State> m_state;
+    std::string m_path;
+    gpu::FatbinStreamScanner m_scanner;
+};
+
+}  // namespace
+
+StreamedDeviceCode::StreamedDeviceCode() : m_state(std::make_shared<State>()) {}
+
+std::function<std::unique_ptr<util::StreamObserver>(const std::string&, uint64_t)>
+StreamedDeviceCode::observer() const {
+    return [state = m_state](const std::string& path, uint64_t size) {
+        return std::unique_ptr<util::StreamObserver>(
+            std::make_unique<DeviceCodeObserver>(state, path, size));
+    };
+}
+
+std::map<std::string, gpu::FatbinSummary> StreamedDeviceCode::found() const {
+    return m_state->found;
+}
+
+std::vector<std::string> StreamedDeviceCode::notes() const {
+    return m_state->notes;
 }
 
 std::vector<Problem> coverage_problems(const DeviceCodeScan& scan,

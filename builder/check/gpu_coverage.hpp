@@ -3,7 +3,9 @@
 // device" is said before the first kernel (gpu-containers.md 5).
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "fs/file_tree.hpp"
 #include "gpu/compute_capability.hpp"
 #include "gpu/fatbin.hpp"
+#include "util/byte_source.hpp"
 
 namespace rootlock::check {
 
@@ -43,6 +46,26 @@ struct DeviceCodeScan {
 DeviceCodeScan scan_device_code(const fs::FileTree& tree, const std::vector<std::string>& paths,
                                 bool say_unreadable = true,
                                 const std::map<std::string, gpu::FatbinSummary>& known = {});
+
+// Device code read while a tarball or an OCI image streams by: observers for
+// fs::TarOptions::observe_elf, each running gpu::FatbinStreamScanner over one ELF member, that
+// keep what they find by canonical path (a later layer's member replaces an earlier one's), for
+// scan_device_code's `known`. Copies share what they collect.
+class StreamedDeviceCode {
+  public:
+    StreamedDeviceCode();
+    std::function<std::unique_ptr<util::StreamObserver>(const std::string& path, uint64_t size)>
+    observer() const;
+    // Every object read, by path; one without device code has an empty summary.
+    std::map<std::string, gpu::FatbinSummary> found() const;
+    // "device code not read: NAME@0xOFF: ..." for members whose device code could not be read.
+    std::vector<std::string> notes() const;
+
+    struct State;  // what the observers share; defined in gpu_coverage.cpp
+
+  private:
+    std::shared_ptr<State> m_state;
+};
 
 // `gpu-arch-missing` (error) for each GPU some object has no cubin or PTX for, and
 // `gpu-arch-ptx-only` (warning) for each GPU some object reaches only through PTX, each listing

@@ -111,6 +111,11 @@ int run_check_command(const CheckCliOptions& options) {
     InputOptions input_options;
     input_options.platform = options.platform;
     input_options.insecure = options.insecure;
+    // A tarball or image is read once: its device code is read then, when coverage may be
+    // judged (a GPU named, a host's GPUs, or --json's device_code).
+    check::StreamedDeviceCode streamed;
+    if (!options.gpus.empty() || !options.host_root.empty() || options.json)
+        input_options.observe_elf = streamed.observer();
     auto input = open_input(options.root, input_options);
     if (!input)
         return fail_with(input.error());
@@ -126,6 +131,7 @@ int run_check_command(const CheckCliOptions& options) {
     }
     const fs::FileTree& tree = container ? *container->view.tree : *image;
     check_options.device_code = options.json;
+    check_options.known_device_code = streamed.found();
     if (!options.paths.empty()) {
         check_options.paths.clear();
         for (const auto& path : options.paths)
@@ -146,6 +152,8 @@ int run_check_command(const CheckCliOptions& options) {
     auto report = check::run_check(tree, check_options);
     if (!report)
         return fail_usage(report.error().text());
+    for (auto& note : streamed.notes())
+        report->notes.push_back(std::move(note));
     if (container) {
         add_host_problems(container->facts, *report);
         report->notes.insert(report->notes.end(), container->view.notes.begin(),

@@ -50,6 +50,7 @@ bool is_image_input(const std::string& text) {
 util::Result<OpenedInput> open_input(const std::string& text, const InputOptions& options) {
     OpenedInput out;
     fs::TarOptions tar_options{.symbols = options.symbols, .retained_patterns = options.retained};
+    tar_options.observe_elf = options.observe_elf;
     if (is_image_input(text)) {
         oci::Platform platform;
         if (!options.platform.empty()) {

@@ -3,6 +3,7 @@
 // an image in a registry ("docker://host[:port]/name:tag"), its blobs pulled into the cache.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ struct InputOptions {
     std::vector<std::string> retained = fs::default_retained_patterns();
     bool insecure = false;  // a registry over plain HTTP
     std::string cache_dir;  // where pulled blobs go; "" = the download cache
+    // Shown each ELF member of a tarball or image as it streams (fs::TarOptions::observe_elf).
+    std::function<std::unique_ptr<util::StreamObserver>(const std::string&, uint64_t)> observe_elf;
 };
 
 struct OpenedInput {

@@ -24,8 +24,10 @@ bool starts_with(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
 }
 
-util::Result<std::shared_ptr<const fs::FileTree>> open_tarball(const std::string& path) {
+util::Result<std::shared_ptr<const fs::FileTree>> open_tarball(const std::string& path,
+                                                               const BaseOptions& base_options) {
     fs::TarOptions options;
+    options.observe_elf = base_options.observe_elf;
     // The closure check binds every undefined symbol, the base's included.
     options.symbols = true;
     // The target's Python full version comes from the package database.
@@ -78,7 +80,7 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
         // bytes: one on each core. The tree is used only once the hash has matched.
         auto digest = std::async(std::launch::async,
                                  [&pages, path] { return remembered_sha256(path, pages); });
-        auto tree = open_tarball(path);
+        auto tree = open_tarball(path, options);
         ROOTLOCK_TRY(actual, digest.get());
         if (actual != base.sha256)
             return util::make_error(location, "sha256 mismatch: the recipe pins " + base.sha256 +
@@ -91,7 +93,7 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
         return out;
     }
     out.record.size = file_size(out.host_path);
-    ROOTLOCK_TRY(tree, open_tarball(out.host_path));
+    ROOTLOCK_TRY(tree, open_tarball(out.host_path, options));
     out.tree = std::move(tree);
     return out;
 }
@@ -130,7 +132,7 @@ util::Result<AcquiredBase> assembled_base(pylock::LockBase record, const BaseOpt
     dopts.architecture = fetch::debian_architecture(record);
     ROOTLOCK_TRY(path, assemble_debian_base(record, dopts, http, store));
     AcquiredBase out;
-    ROOTLOCK_TRY(tree, open_tarball(path));
+    ROOTLOCK_TRY(tree, open_tarball(path, options));
     out.tree = std::move(tree);
     out.host_path = path;
     out.record = std::move(record);

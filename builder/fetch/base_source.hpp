@@ -3,6 +3,7 @@
 // parameters. Either way it is read as a tarball, never extracted.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "index/page_cache.hpp"
 #include "pylock/pylock.hpp"
 #include "recipe/recipe.hpp"
+#include "util/byte_source.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::fetch {
@@ -26,6 +28,9 @@ struct BaseOptions {
     // unless `upgrade` asks for the archives' newest.
     const pylock::LockBase* previous = nullptr;
     bool upgrade = false;
+    // Shown each ELF member of the base as its tarball is read (the recipe's GPUs need the
+    // base's device code too: a Debian base may hold CUDA libraries).
+    std::function<std::unique_ptr<util::StreamObserver>(const std::string&, uint64_t)> observe_elf;
 };
 
 struct AcquiredBase {

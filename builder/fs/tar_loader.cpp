@@ -20,6 +20,35 @@ constexpr size_t k_head_size = 64;
 constexpr std::string_view k_whiteout = ".wh.";
 constexpr std::string_view k_opaque = ".wh..wh..opq";
 
+// A member's bytes, each also shown to an observer when there is one.
+class ObservedStream final : public util::ByteStream {
+  public:
+    ObservedStream(util::ByteStream& inner, util::StreamObserver* observer)
+        : m_inner(inner), m_observer(observer) {}
+    util::Result<size_t> read(std::span<std::byte> out) override {
+        auto count = m_inner.read(out);
+        if (count.ok() && m_observer != nullptr && *count > 0)
+            m_observer->feed(std::span<const std::byte>(out.data(), *count));
+        return count;
+    }
+
+  private:
+    util::ByteStream& m_inner;
+    util::StreamObserver* m_observer;
+};
+
+// Reads a stream to its end, in 1 MiB reads.
+util::Status drain(util::ByteStream& stream) {
+    std::vector<std::byte> block(size_t{1} << 20);
+    while (true) {
+        auto count = stream.read(block);
+        if (!count.ok())
+            return count.error();
+        if (*count == 0)
+            return util::ok_status();
+    }
+}
+
 // Serves the bytes already peeked from an entry, then the rest of the entry.
 class PrefixStream final : public util::ByteStream {
   public:
@@ -281,12 +310,25 @@ util::Status TarLoader::add_regular(const ArchiveEntry& entry, const std::string
         node.head = Head::not_elf;
     } else {
         node.head = Head::elf;
-        ArchiveEntryStream rest(*m_reader);
+        ArchiveEntryStream archive_rest(*m_reader);
+        std::unique_ptr<util::StreamObserver> observer;
+        if (m_tree.m_options.observe_elf) {
+            observer = m_tree.m_options.observe_elf(path, entry.size);
+            if (observer)
+                observer->feed(bytes);
+        }
+        ObservedStream rest(archive_rest, observer.get());
         PrefixStream stream(bytes, rest);
         bool symbols = m_tree.m_options.symbols;
         auto info = elf::read_elf_stream(stream, entry.size, path, {.symbols = symbols});
-        if (rest.failure())
-            return *rest.failure();
+        if (archive_rest.failure())
+            return *archive_rest.failure();
+        if (observer) {
+            // The observer sees the whole member: what the ELF reader left is read to the end.
+            if (auto status = drain(rest); !status)
+                return status.error();
+            observer->end();
+        }
         ElfProbe probe;
         probe.ident_class = ident_class_of(bytes);
         if (info.ok()) {

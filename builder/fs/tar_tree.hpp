@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct TarOptions {
     bool symbols = false;  // also read ELF dynamic symbol tables (probe_elf cannot re-read)
     std::vector<std::string> retained_patterns = default_retained_patterns();
     uint64_t max_retained_size = 16U << 20;  // larger matching files are not kept
+    // When set, every ELF member's bytes are also shown to an observer made for it (path is
+    // canonical, size the member's), all of them: the member is read to its end rather than
+    // skipped past its metadata. Made by a module above fs/ that knows what to look for.
+    std::function<std::unique_ptr<util::StreamObserver>(const std::string& path, uint64_t size)>
+        observe_elf = nullptr;
 };
 
 // Something in the archive that a well-formed rootfs would not hold. `kept` tells whether the

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "assemble/final_check.hpp"
+#include "check/gpu_coverage.hpp"
 #include "assemble/machine_hygiene.hpp"
 #include "assemble/recipe_extras.hpp"
 #include "fetch/base_source.hpp"
@@ -390,6 +391,9 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     base_options.offline = options.offline;
     base_options.recipe_dir = directory_of(directory_of(options.lock_path) + "/" + data.recipe);
     base_options.cache_dir = options.cache_dir;
+    check::StreamedDeviceCode base_device_code;
+    if (!data.target.gpus.empty())
+        base_options.observe_elf = base_device_code.observer();
     ROOTLOCK_TRY(base, fetch::acquire_locked_base(data.base, base_options, http, store, pages));
     std::string plain = base.host_path;
     if (!is_plain_tar(plain)) {
@@ -498,7 +502,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 return util::make_error(file.path, "a generated file without content (a bug)");
             wheel_sources[placed] = Source{Source::Kind::wheel, i, file.source->path, nullptr};
             wheel_of_file[placed] = i;
-            if (!file.source->architectures.empty())
+            if (python::read_device_code(*file.source))
                 device_code[placed] = file.source->architectures;
         }
     }
@@ -524,6 +528,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     final_check.cache_dir = options.cache_dir;
     final_check.gpus = data.target.gpus;
     final_check.device_code = std::move(device_code);
+    final_check.base_device_code = base_device_code.found();
     auto checking = std::async(std::launch::async, [&overlay, &base, &final_check] {
         return assemble::check_final_tree(*overlay, *base.tree, final_check);
     });

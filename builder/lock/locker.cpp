@@ -12,6 +12,7 @@
 #include "assemble/machine_hygiene.hpp"
 #include "assemble/recipe_extras.hpp"
 #include "check/cuda_family.hpp"
+#include "check/gpu_coverage.hpp"
 #include "fetch/base_facts.hpp"
 #include "fetch/base_source.hpp"
 #include "fetch/wheel_fetcher.hpp"
@@ -171,6 +172,7 @@ struct LockRun {
     fetch::WheelFetcher fetcher;
     fetch::BaseOptions base_options;
 
+    check::StreamedDeviceCode base_device_code;  // read as the base streams, for [cuda] gpus
     std::optional<fetch::AcquiredBase> base;
     fetch::BaseFacts facts;
     std::string python_full;  // the base's interpreter, or the recipe's "3.N" when unknown
@@ -195,6 +197,8 @@ struct LockRun {
         if (options.previous.has_value() && options.previous->rootlock.has_value())
             base_options.previous = &options.previous->rootlock->base;
         base_options.upgrade = options.upgrade_all;
+        if (recipe.cuda.has_value() && !recipe.cuda->gpus.empty())
+            base_options.observe_elf = base_device_code.observer();
     }
 
     int python_minor() const { return std::atoi(recipe.python.version.substr(2).c_str()); }
@@ -304,6 +308,7 @@ util::Result<check::CheckReport> check_final_root(LockRun& run) {
                                                    : std::vector<std::string>{};
     for (const auto& object : device_code)
         final_check.device_code.emplace(object.path, object.entry->architectures);
+    final_check.base_device_code = run.base_device_code.found();
     ROOTLOCK_TRY(report, assemble::check_final_tree(*overlay, *run.base->tree, final_check));
     check_cuda_agreement(run.recipe, run.wheels, names, report);
     return std::move(report);

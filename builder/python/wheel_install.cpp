@@ -427,7 +427,7 @@ util::Status add_wheel(fs::OverlayTree& tree, const WheelScan& scan, const Insta
         }
         if (!added.ok())
             return added.error();
-        if (device_code != nullptr && file.source != nullptr && !file.source->architectures.empty())
+        if (device_code != nullptr && file.source != nullptr && read_device_code(*file.source))
             device_code->push_back({*added, file.source});
     }
     return util::ok_status();

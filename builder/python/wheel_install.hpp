@@ -93,7 +93,8 @@ util::Status add_compiled(std::vector<InstalledFile>& plan, const InstallScheme&
 util::Status add_venv(fs::OverlayTree& tree, const InstallScheme& scheme,
                       const std::string& base_python);
 
-// An installed file of a wheel that carries device code, at the canonical path it got.
+// An installed ELF object of a wheel whose device code was read (architectures empty when it
+// holds none), at the canonical path it got.
 struct InstalledDeviceCode {
     std::string path;
     const WheelEntry* entry = nullptr;  // points into the scan given to add_wheel
@@ -101,7 +102,8 @@ struct InstalledDeviceCode {
 
 // Adds the files of install_plan(scan, ...) to `tree`: held content as small files, the rest
 // with their size and pre-parsed ELF metadata only (the overlay holds no bytes, so each object
-// with device code is also appended to `device_code`, when given, for the coverage check).
+// whose device code the scan read is also appended to `device_code`, when given, for the
+// coverage check).
 util::Status add_wheel(fs::OverlayTree& tree, const WheelScan& scan, const InstallScheme& scheme,
                        bool requested, const std::string& base_python,
                        std::vector<InstalledDeviceCode>* device_code = nullptr);

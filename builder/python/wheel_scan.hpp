@@ -78,6 +78,12 @@ util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptio
 // unique; derived from the entries, so scans read from the cache give it too.
 std::vector<std::string> needed_versions(const WheelScan& scan);
 
+// Whether the scan read the entry's device code: an ELF object (parsed or not) whose fatbin
+// sections could be read, whatever they hold.
+inline bool read_device_code(const WheelEntry& entry) {
+    return (entry.elf.has_value() || !entry.elf_error.empty()) && entry.device_code_error.empty();
+}
+
 // Every architecture any of the wheel's objects carries, in gpu::SmName order, unique: what the
 // lock records for it, so that `diff` can say which GPUs a new build dropped.
 std::vector<std::string> wheel_architectures(const WheelScan& scan);

@@ -77,6 +77,16 @@ class ByteStream {
     virtual Result<size_t> read(std::span<std::byte> out) = 0;
 };
 
+// Shown every byte of one forward-only stream, in order, beside whoever reads it (a device code
+// scanner beside the ELF reader), so that one pass over an archive member serves both.
+class StreamObserver {
+  public:
+    virtual ~StreamObserver() = default;
+    virtual void feed(std::span<const std::byte> bytes) = 0;
+    // After the last byte.
+    virtual void end() = 0;
+};
+
 // Formats an offset the way located errors show it: "0x40".
 std::string hex_offset(uint64_t offset);
 

@@ -12,7 +12,9 @@ are the referee) are put in a copy of the Debian root and checked with `--gpu` f
   c. the real CUDA 13 libraries in /usr/local/cuda-13.0/lib64 are read without error and all run
      on 9.0: cuFFT's kernels are fatbins in .ldata (loaded through the module API), and a module
      without a kernel (libcufftw's, or nvcc's for a .cu file without one) is no device code;
-  d. `ldd` and `why` show the architectures of a library that another one loads.
+  d. `ldd` and `why` show the architectures of a library that another one loads;
+  e. the same root as a tarball, read once: the device code read as it streams equals the
+     directory's, verdicts and all.
 Skipped, with the reason, where nvcc or CUDA 13 is absent.
 """
 import json
@@ -188,3 +190,23 @@ def test_d_ldd_and_why_show_the_architectures(rootlock, root):
                                   "--path", LIBS).stdout)
     assert why["device_code"][lib_path("mixed")]["ptx"] == ["compute_86"], why
     print(f"(d) ldd: {[line.strip() for line in text.splitlines() if 'libmixed' in line]}")
+
+
+def test_e_a_tarball_read_once_gives_the_same_verdicts(rootlock, root, report, scratch):
+    """A rootfs tarball is read once, front to back: its device code is read as it streams
+    (gpu/fatbin_stream) and must equal what the directory gave through the section tables,
+    verdicts and all; before, `check --gpu` of a tarball said in a note that it read nothing."""
+    gpus, from_directory = report
+    tarball = os.path.join(scratch, "fatbin-root.tar")
+    subprocess.run(["tar", "--sort=name", "-C", root, "-cf", tarball, "."], check=True)
+    argv = ["check", "--root", tarball, "--json", LIBS]
+    for gpu in gpus:
+        argv += ["--gpu", gpu]
+    proc = run_rootlock(rootlock, *argv, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    from_tarball = json.loads(proc.stdout)
+    assert not [n for n in from_tarball["notes"] if "device code" in n], from_tarball["notes"]
+    assert from_tarball["device_code"] == from_directory["device_code"]
+    coverage = ("gpu-arch-missing", "gpu-arch-ptx-only")
+    assert [p for p in from_tarball["problems"] if p["kind"] in coverage] == \
+        [p for p in from_directory["problems"] if p["kind"] in coverage]

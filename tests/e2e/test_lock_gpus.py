@@ -17,19 +17,23 @@ Then:
   d. `diff` of the locks of (a) and (c): "kernels 1.0 -> 2.0 drops sm_75, compute_86; adds
      sm_90, compute_90" in text, and the same in JSON, with the target's GPUs;
   e. NVIDIA's real libcurand in a wheel: the streaming read gives the architectures `check`
-     reads from the file itself.
+     reads from the file itself;
+  f. a base tarball holding a library without kernels for 7.5 (as a Debian base with CUDA
+     packages may): the base's device code, read as its tarball streams, refuses the lock too.
 Tests that need nvcc or the CUDA 13 libraries skip, saying why, where they are absent.
 """
+import hashlib
 import json
 import os
 import shutil
+import subprocess
 import tomllib
 
 import pytest
 
 from fixtures import fatbin_libs, index_server, package_graph, pip_like, wheel_builder
 from fixtures.cli import json_or_none, run
-from fixtures.debian_root import base_tarball
+from fixtures.debian_root import base_tarball, copy_root
 
 CURAND = "/usr/local/cuda-13.0/lib64/libcurand.so.10"
 WHEEL_TAGS = ("py3-none-manylinux_2_17_x86_64",)
@@ -82,8 +86,8 @@ def pypi(scratch, libraries):
         yield server
 
 
-def write_recipe(path, index_url, requires, gpus):
-    base_path, base_sha = base_tarball()
+def write_recipe(path, index_url, requires, gpus, base=None):
+    base_path, base_sha = base or base_tarball()
     with open(path, "w") as f:
         f.write(f'[image]\nname = "gpus"\n\n[base]\ntarball = "{base_path}"\n'
                 f'sha256 = "{base_sha}"\n\n[python]\nversion = "3.11"\n\n'
@@ -93,9 +97,10 @@ def write_recipe(path, index_url, requires, gpus):
     return path
 
 
-def lock(rootlock, scratch, pypi, name, requires, gpus):
+def lock(rootlock, scratch, pypi, name, requires, gpus, base=None):
     """(exit code, --json report, stderr, lock path) of `rootlock lock` of a fresh recipe."""
-    recipe = write_recipe(os.path.join(scratch, f"{name}.toml"), pypi.simple_url, requires, gpus)
+    recipe = write_recipe(os.path.join(scratch, f"{name}.toml"), pypi.simple_url, requires, gpus,
+                          base)
     out = os.path.join(scratch, f"pylock.{name}.toml")
     proc = run([rootlock, "lock", recipe, "-o", out, "--cache-dir",
                 os.path.join(scratch, "cache"), "--json"], timeout=600)
@@ -189,3 +194,19 @@ def test_e_real_curand_read_streaming_equals_read_from_the_file(rootlock, scratc
     print(f"(e) libcurand.so.10 holds {', '.join(recorded)}")
     assert "sm_90" in recorded
     assert recorded == read_by_check(rootlock, scratch, CURAND, "curand")
+
+
+def test_f_the_bases_device_code_is_judged_too(rootlock, scratch, pypi, libraries):
+    root = copy_root(scratch)
+    shutil.copy(libraries["2.0"], os.path.join(root, "usr/local/lib/libbasekernels.so"))
+    tarball = os.path.join(scratch, "gpu-base.tar")
+    subprocess.run(["tar", "--sort=name", "--numeric-owner", "-C", root, "-cf", tarball, "."],
+                   check=True)
+    with open(tarball, "rb") as f:
+        sha = hashlib.file_digest(f, "sha256").hexdigest()
+    rc, report, err, out = lock(rootlock, scratch, pypi, "gpu-base", ["kernels==1.0"], ["7.5"],
+                                base=(tarball, sha))
+    problems = [p for p in (report or {}).get("problems", []) if p["kind"] == "gpu-arch-missing"]
+    assert rc == 1 and not os.path.exists(out), f"exit {rc}: {err}"
+    paths = [o["path"] for p in problems for o in p["objects"]]
+    assert paths == ["/usr/local/lib/libbasekernels.so"], report and report.get("problems")
