@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "elf/elf_sections.hpp"
 #include "fuzz_common.hpp"
 #include "gpu/arch_coverage.hpp"
 #include "gpu/compat_note.hpp"
-#include "elf/elf_sections.hpp"
 #include "gpu/fatbin.hpp"
 #include "gpu/fatbin_stream.hpp"
 
@@ -88,7 +88,8 @@ void check_stream(const std::vector<std::byte>& bytes, size_t chunk,
         return;
     if (!streamed.ok()) {
         if (streamed.error().text().find("containers overlap") == std::string::npos)
-            fuzz::fail("the streaming scanner failed where read_fatbin read", streamed.error().text());
+            fuzz::fail("the streaming scanner failed where read_fatbin read",
+                       streamed.error().text());
         return;
     }
     if (reference->has_value() != streamed->has_value())

@@ -194,8 +194,8 @@ util::Result<CheckReport> check_tree(const fs::FileTree& tree, const CheckOption
     for (auto& problem : driver_library_problems(tree, object_paths, target.driver))
         report.problems.push_back(std::move(problem));
     if (options.device_code || !options.gpus.empty()) {
-        DeviceCodeScan device_code = scan_device_code(tree, object_paths, !options.gpus.empty(),
-                                                     options.known_device_code);
+        DeviceCodeScan device_code =
+            scan_device_code(tree, object_paths, !options.gpus.empty(), options.known_device_code);
         for (auto& problem : coverage_problems(device_code, options.gpus))
             report.problems.push_back(std::move(problem));
         notes.insert(notes.end(), device_code.notes.begin(), device_code.notes.end());

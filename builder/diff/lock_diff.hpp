@@ -199,8 +199,8 @@ struct LockDiff {
 
     bool same() const {
         return target.empty() && base.empty() && debian.empty() && torch.empty() &&
-               nvidia.empty() && packages.empty() && sonames.empty() &&
-               gpu_architectures.empty() && recipe.empty();
+               nvidia.empty() && packages.empty() && sonames.empty() && gpu_architectures.empty() &&
+               recipe.empty();
     }
     bool operator==(const LockDiff&) const = default;
 };
@@ -212,9 +212,9 @@ struct LockDiff {
 LockDiff diff_locks(const pylock::Lock& before, const pylock::Lock& after);
 
 // For a terminal: a header per non-empty group (target, base, debian, torch, nvidia, packages,
-// sonames, gpu architectures, recipe; the torch build is shown under torch), one line per change, "+" added, "-"
-// removed, "~" changed, "!" rebuilt. ANSI colours only when `colour`. Equal locks give the single
-// line "no difference in meaning".
+// sonames, gpu architectures, recipe; the torch build is shown under torch), one line per change,
+// "+" added, "-" removed, "~" changed, "!" rebuilt. ANSI colours only when `colour`. Equal locks
+// give the single line "no difference in meaning".
 std::string render_diff_text(const LockDiff& diff, bool colour);
 
 // The stable JSON shape documented in docs/diff.md, 2-space indent, ending in "\n".

@@ -469,10 +469,10 @@ void text_architectures(TextOut& out, const std::vector<ArchitectureChange>& cha
         return;
     out.header("gpu architectures");
     for (const auto& change : changes) {
-        std::string line = change.before == change.after
-                               ? fmt::format("{} {}", change.name, change.after)
-                               : fmt::format("{} {} -> {}", change.name, change.before,
-                                             change.after);
+        std::string line =
+            change.before == change.after
+                ? fmt::format("{} {}", change.name, change.after)
+                : fmt::format("{} {} -> {}", change.name, change.before, change.after);
         std::string what;
         if (!change.removed.empty())
             what = "drops " + joined(change.removed, ", ");

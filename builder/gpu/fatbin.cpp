@@ -18,7 +18,6 @@ using namespace fatbin_detail;
 
 namespace {
 
-
 // Small reads that serve neighbouring headers from one pread: a container header and its first
 // entry header, or the headers of small entries that follow each other. Payloads are never
 // read: the next header is usually kilobytes to megabytes further on.
@@ -302,8 +301,7 @@ Result<std::optional<FatbinSummary>> read_fatbin(const util::ByteSource& object)
         FatbinWalk walk(object, *range, k_relfatbin_section);
         if (auto status = walk_fatbin_section(walk); !status)
             return status.error();
-        summary.relocatable =
-            relocatable_code(walk.entries, walk.containers, range->size);
+        summary.relocatable = relocatable_code(walk.entries, walk.containers, range->size);
     }
     return std::optional<FatbinSummary>(std::move(summary));
 }

@@ -19,8 +19,8 @@ namespace {
 constexpr uint64_t k_stream_head = 64 * 1024;
 
 // k_fatbin_magic as the file holds it (little endian), compared without a decode per word.
-constexpr std::array<std::byte, 4> k_magic_bytes{std::byte{0x50}, std::byte{0xed},
-                                                 std::byte{0x55}, std::byte{0xba}};
+constexpr std::array<std::byte, 4> k_magic_bytes{std::byte{0x50}, std::byte{0xed}, std::byte{0x55},
+                                                 std::byte{0xba}};
 
 uint64_t align8(uint64_t value) {
     return (value + 7) & ~uint64_t{7};
@@ -32,7 +32,11 @@ class KeptBytes final : public util::ByteSource {
   public:
     KeptBytes(const std::string& name, uint64_t size, const std::vector<std::byte>& head,
               uint64_t window_begin, const std::vector<std::byte>& window)
-        : m_name(name), m_size(size), m_head(head), m_window_begin(window_begin), m_window(window) {}
+        : m_name(name),
+          m_size(size),
+          m_head(head),
+          m_window_begin(window_begin),
+          m_window(window) {}
     uint64_t size() const override { return m_size; }
     const std::string& name() const override { return m_name; }
     util::Status read_at(uint64_t offset, std::span<std::byte> out) const override {
@@ -117,8 +121,8 @@ void FatbinStreamScanner::keep(std::span<const std::byte> bytes) {
     const uint64_t position = m_position;
     const uint64_t end = position + bytes.size();
     if (position < k_stream_head) {
-        const auto take = static_cast<std::ptrdiff_t>(
-            std::min<uint64_t>(k_stream_head - position, bytes.size()));
+        const auto take =
+            static_cast<std::ptrdiff_t>(std::min<uint64_t>(k_stream_head - position, bytes.size()));
         m_head.insert(m_head.end(), bytes.begin(), bytes.begin() + take);
     }
     if (!m_place_known && m_head.size() >= 64) {
@@ -127,9 +131,10 @@ void FatbinStreamScanner::keep(std::span<const std::byte> bytes) {
             m_has_table = true;
             uint64_t begin =
                 place->offset > k_stream_window_before ? place->offset - k_stream_window_before : 0;
-            m_window_end = place->offset >= m_size || m_size - place->offset <= k_stream_window_after
-                               ? m_size
-                               : place->offset + k_stream_window_after;
+            m_window_end =
+                place->offset >= m_size || m_size - place->offset <= k_stream_window_after
+                    ? m_size
+                    : place->offset + k_stream_window_after;
             // A window that starts in bytes already passed starts at 0: they are all in the head.
             if (begin < end) {
                 begin = 0;
@@ -259,8 +264,7 @@ bool FatbinStreamScanner::step(Candidate& candidate) {
             candidate.header_size = fatbin_u16(p + 6);
             candidate.entries_size = fatbin_u64(p + 8);
             const uint64_t left = m_size - candidate.start;
-            if (candidate.header_size < k_fatbin_container_header ||
-                candidate.header_size > left ||
+            if (candidate.header_size < k_fatbin_container_header || candidate.header_size > left ||
                 candidate.entries_size > left - candidate.header_size)
                 return false;
             candidate.end = candidate.start + candidate.header_size + candidate.entries_size;
@@ -305,8 +309,8 @@ uint64_t FatbinStreamScanner::kept_bytes() const {
 
 util::Result<std::optional<FatbinSummary>> FatbinStreamScanner::finish() {
     if (m_position != m_size) {
-        return util::make_error(m_name, fmt::format("the fatbin scanner saw {} of {} bytes",
-                                                    m_position, m_size));
+        return util::make_error(
+            m_name, fmt::format("the fatbin scanner saw {} of {} bytes", m_position, m_size));
     }
     if (!m_has_table)
         return std::optional<FatbinSummary>();

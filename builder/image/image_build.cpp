@@ -15,9 +15,9 @@
 #include <optional>
 
 #include "assemble/final_check.hpp"
-#include "check/gpu_coverage.hpp"
 #include "assemble/machine_hygiene.hpp"
 #include "assemble/recipe_extras.hpp"
+#include "check/gpu_coverage.hpp"
 #include "fetch/base_source.hpp"
 #include "fetch/wheel_fetcher.hpp"
 #include "fs/overlay_tree.hpp"

@@ -304,8 +304,8 @@ util::Result<check::CheckReport> check_final_root(LockRun& run) {
     final_check.cuda = run.recipe.torch.has_value() ? run.recipe.torch->cuda : "";
     final_check.driver = run.recipe.cuda.has_value() ? run.recipe.cuda->driver : "";
     final_check.cache_dir = run.options.cache_dir;
-    final_check.gpus = run.recipe.cuda.has_value() ? run.recipe.cuda->gpus
-                                                   : std::vector<std::string>{};
+    final_check.gpus =
+        run.recipe.cuda.has_value() ? run.recipe.cuda->gpus : std::vector<std::string>{};
     for (const auto& object : device_code)
         final_check.device_code.emplace(object.path, object.entry->architectures);
     final_check.base_device_code = run.base_device_code.found();

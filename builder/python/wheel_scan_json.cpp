@@ -263,8 +263,8 @@ bool read_entry(Reader& r, const Json& json, const std::string& at, WheelEntry& 
         return false;
     }
     const Json* architectures = r.field(json, at, "architectures");
-    if (architectures == nullptr || !r.strings(*architectures, at + ".architectures",
-                                               entry.architectures))
+    if (architectures == nullptr ||
+        !r.strings(*architectures, at + ".architectures", entry.architectures))
         return false;
     for (const std::string& name : entry.architectures) {
         if (!gpu::parse_sm_name(name).ok())

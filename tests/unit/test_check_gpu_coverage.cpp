@@ -26,12 +26,12 @@ gpu::FatbinSummary summary_of(std::initializer_list<const char*> names) {
 TEST_SUITE("rootlock::check") {
     TEST_CASE("device code known from a wheel scan is judged where the tree holds no bytes") {
         fs::OverlayTree tree(std::make_shared<fs::MemoryTree>());
-        REQUIRE(tree.add_sized_file("/opt/venv/lib/libk.so", fs::SizedFile{4096, 0755, nullptr,
-                                                                           "", ""})
-                    .ok());
-        REQUIRE(tree.add_sized_file("/opt/venv/lib/libj.so", fs::SizedFile{4096, 0755, nullptr,
-                                                                           "", ""})
-                    .ok());
+        REQUIRE(
+            tree.add_sized_file("/opt/venv/lib/libk.so", fs::SizedFile{4096, 0755, nullptr, "", ""})
+                .ok());
+        REQUIRE(
+            tree.add_sized_file("/opt/venv/lib/libj.so", fs::SizedFile{4096, 0755, nullptr, "", ""})
+                .ok());
         const std::vector<std::string> paths{"/opt/venv/lib/libj.so", "/opt/venv/lib/libk.so"};
         const std::map<std::string, gpu::FatbinSummary> known{
             {"/opt/venv/lib/libk.so", summary_of({"sm_75", "compute_75"})},

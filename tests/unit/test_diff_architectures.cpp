@@ -42,8 +42,8 @@ pylock::LockPackage package(const std::string& name, const std::string& version,
     wheel.name = name + "-" + version + "-cp311-cp311-" + platform + ".whl";
     wheel.hashes["sha256"] = k_sha_a;
     p.wheels.push_back(wheel);
-    p.rootlock =
-        pylock::PackageRootlockData{std::move(provides), std::move(needs), false, {}, std::nullopt, {}};
+    p.rootlock = pylock::PackageRootlockData{
+        std::move(provides), std::move(needs), false, {}, std::nullopt, {}};
     return p;
 }
 

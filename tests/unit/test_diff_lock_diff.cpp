@@ -38,8 +38,8 @@ pylock::LockPackage package(const std::string& name, const std::string& version,
 pylock::LockPackage with_sonames(pylock::LockPackage p, std::vector<std::string> provides,
                                  std::vector<std::string> needs = {},
                                  std::vector<std::string> needs_versions = {}) {
-    p.rootlock = pylock::PackageRootlockData{std::move(provides), std::move(needs), false,
-                                             std::move(needs_versions), std::nullopt, {}};
+    p.rootlock = pylock::PackageRootlockData{std::move(provides),       std::move(needs), false,
+                                             std::move(needs_versions), std::nullopt,     {}};
     return p;
 }
 
@@ -54,7 +54,8 @@ pylock::Lock ours(std::vector<pylock::LockPackage> packages = {}) {
     pylock::LockRootlockData data;
     data.recipe = "recipe.toml";
     data.recipe_sha256 = k_sha_b;
-    data.target = pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "570.133.07", "", {}};
+    data.target =
+        pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "570.133.07", "", {}};
     data.base.kind = "tarball";
     data.base.url = "https://example.org/base.tar.zst";
     data.base.sha256 = k_sha_a;
@@ -328,7 +329,7 @@ TEST_SUITE("rootlock::diff") {
         pylock::Lock after = ours();
         after.rootlock->target.cuda = "12.6";  // the same major
         CHECK(diff::diff_locks(before, after).same());
-        after.rootlock->target = pylock::LockTarget{"3.11", "3.11.2",    "2.41",       "aarch64",
+        after.rootlock->target = pylock::LockTarget{"3.11", "3.11.2",    "2.41",        "aarch64",
                                                     "13.0", "580.65.06", "2.9.1+cu130", {}};
         const std::vector<diff::FieldChange> expected{{"glibc", "2.36", "2.41"},
                                                       {"arch", "x86_64", "aarch64"},

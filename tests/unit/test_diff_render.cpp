@@ -36,8 +36,8 @@ pylock::LockPackage package(const std::string& name, const std::string& version,
 pylock::LockPackage with_sonames(pylock::LockPackage p, std::vector<std::string> provides,
                                  std::vector<std::string> needs = {},
                                  std::vector<std::string> needs_versions = {}) {
-    p.rootlock = pylock::PackageRootlockData{std::move(provides), std::move(needs), false,
-                                             std::move(needs_versions), std::nullopt, {}};
+    p.rootlock = pylock::PackageRootlockData{std::move(provides),       std::move(needs), false,
+                                             std::move(needs_versions), std::nullopt,     {}};
     return p;
 }
 
@@ -72,7 +72,8 @@ diff::LockDiff changed_pair() {
          package("filelock", "3.18.0"), package("numpy", "2.2.6"), package("pillow", "11.3.0"),
          wheel_named(package("pyyaml", "6.0.2"), "manylinux_2_17"), package("six", "1.17.0"),
          package("sympy", "1.14.0")},
-        pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "570.133.07", "2.8.0+cu128", {}},
+        pylock::LockTarget{
+            "3.11", "3.11.2", "2.36", "x86_64", "12.8", "570.133.07", "2.8.0+cu128", {}},
         k_sha_a, {"torch==2.8.0", "numpy"});
     const pylock::Lock after = lock_with(
         {with_sonames(package("torch", "2.9.1+cu130", cu130), {"libtorch.so"},
@@ -84,7 +85,8 @@ diff::LockDiff changed_pair() {
          wheel_named(package("pyyaml", "6.0.2", "https://pypi.org/simple", k_sha_b),
                      "manylinux_2_28"),
          package("sympy", "1.13.3"), package("typing-extensions", "4.14.1")},
-        pylock::LockTarget{"3.11", "3.11.9", "2.36", "x86_64", "13.0", "580.65.06", "2.9.1+cu130", {}},
+        pylock::LockTarget{
+            "3.11", "3.11.9", "2.36", "x86_64", "13.0", "580.65.06", "2.9.1+cu130", {}},
         k_sha_b, {"torch==2.9.1", "numpy"});
     return diff::diff_locks(before, after);
 }
@@ -163,10 +165,10 @@ diff::LockDiff debian_pair() {
 }
 
 diff::LockDiff equal_pair() {
-    const pylock::Lock lock =
-        lock_with({package("numpy", "2.2.6")},
-                  pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "570.133.07", "", {}},
-                  k_sha_a, {"numpy"});
+    const pylock::Lock lock = lock_with(
+        {package("numpy", "2.2.6")},
+        pylock::LockTarget{"3.11", "3.11.2", "2.36", "x86_64", "12.8", "570.133.07", "", {}},
+        k_sha_a, {"numpy"});
     return diff::diff_locks(lock, lock);
 }
 

@@ -39,21 +39,21 @@ SectionElf object_with(std::optional<std::vector<std::byte>> fatbin,
 std::string describe(const std::optional<gpu::FatbinSummary>& summary) {
     if (!summary)
         return "no device code";
-    std::string out = fmt::format("containers {} embedded {} section {} compressed {}\n",
-                                  summary->containers, summary->embedded_containers,
-                                  summary->section_size, summary->any_compressed);
+    std::string out =
+        fmt::format("containers {} embedded {} section {} compressed {}\n", summary->containers,
+                    summary->embedded_containers, summary->section_size, summary->any_compressed);
     for (const auto& e : summary->entries) {
         out += fmt::format("{} {} {} {} {} {}.{} @{} {}+{} {:x} {}\n", e.raw_kind, e.sm,
-                           static_cast<int>(e.variant), static_cast<int>(e.compression),
-                           e.kernels, e.ptx_major, e.ptx_minor, e.offset, e.header_size,
-                           e.payload_size, e.flags, e.uncompressed_size);
+                           static_cast<int>(e.variant), static_cast<int>(e.compression), e.kernels,
+                           e.ptx_major, e.ptx_minor, e.offset, e.header_size, e.payload_size,
+                           e.flags, e.uncompressed_size);
     }
     for (const auto& name : summary->architectures)
         out += name.text() + " ";
     if (const auto& r = summary->relocatable) {
-        out += fmt::format("\nrelocatable {} {} {} {} {}", r->containers, r->entries,
-                           fmt::join(r->cubin_sms, ","), fmt::join(r->ptx_sms, ","),
-                           r->section_size);
+        out +=
+            fmt::format("\nrelocatable {} {} {} {} {}", r->containers, r->entries,
+                        fmt::join(r->cubin_sms, ","), fmt::join(r->ptx_sms, ","), r->section_size);
     }
     return out;
 }
@@ -74,8 +74,8 @@ gpu::FatbinSummary read(const SectionElf& object) {
     auto summary = gpu::read_fatbin(source);
     REQUIRE(summary.ok());
     REQUIRE(summary->has_value());
-    for (size_t chunk : {size_t{1}, size_t{3}, size_t{8}, size_t{13}, size_t{4096},
-                         object.bytes.size()}) {
+    for (size_t chunk :
+         {size_t{1}, size_t{3}, size_t{8}, size_t{13}, size_t{4096}, object.bytes.size()}) {
         auto streamed = stream(object.bytes, chunk);
         REQUIRE_MESSAGE(streamed.ok(), streamed.error().text());
         CHECK_MESSAGE(describe(*streamed) == describe(*summary), "chunk ", chunk);
@@ -229,8 +229,11 @@ TEST_SUITE("rootlock::gpu") {
     TEST_CASE("the streaming scanner names what it could not keep, and keeps little") {
         SectionElfSpec spec;
         spec.sections.push_back({".text", elf::k_sht_progbits, std::vector<std::byte>(24), 16, {}});
-        spec.sections.push_back(
-            {".nv_fatbin", elf::k_sht_progbits, fatbin_bytes({{{{2, 86, 0x11, 64, 32}}, 0}}), 8, {}});
+        spec.sections.push_back({".nv_fatbin",
+                                 elf::k_sht_progbits,
+                                 fatbin_bytes({{{{2, 86, 0x11, 64, 32}}, 0}}),
+                                 8,
+                                 {}});
         spec.sections.push_back(
             {".filler", elf::k_sht_progbits, std::vector<std::byte>(size_t{17} << 20), 8, {}});
         SectionElf object = build_section_elf(spec);
@@ -247,8 +250,8 @@ TEST_SUITE("rootlock::gpu") {
         gpu::FatbinStreamScanner scanner("m.so", object.bytes.size());
         uint64_t most = 0;
         for (size_t at = 0; at < object.bytes.size(); at += 65536) {
-            scanner.feed(std::span(object.bytes).subspan(
-                at, std::min<size_t>(65536, object.bytes.size() - at)));
+            scanner.feed(std::span(object.bytes)
+                             .subspan(at, std::min<size_t>(65536, object.bytes.size() - at)));
             most = std::max(most, scanner.kept_bytes());
         }
         CHECK(most <= (uint64_t{64} << 10) + gpu::k_stream_window_before + 4096);

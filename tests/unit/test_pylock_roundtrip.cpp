@@ -158,9 +158,11 @@ pylock::LockPackage random_package(Random& r) {
         package.wheels.push_back(random_wheel(r));
     if (r.coin())
         package.rootlock = pylock::PackageRootlockData{
-            r.texts(3), r.texts(3), r.coin(), r.texts(3),
-            r.coin() ? std::optional<std::string>(r.coin() ? "" : "bad \"build\"\n")
-                     : std::nullopt,
+            r.texts(3),
+            r.texts(3),
+            r.coin(),
+            r.texts(3),
+            r.coin() ? std::optional<std::string>(r.coin() ? "" : "bad \"build\"\n") : std::nullopt,
             r.subsequence({"sm_75", "sm_86", "compute_86", "sm_90a", "compute_100f"})};
     return package;
 }
@@ -246,7 +248,8 @@ TEST_SUITE("rootlock::pylock") {
         wheel.hashes = {{"sha256", std::string(64, '1')}, {"sha512", std::string(128, '2')}};
         torch.wheels = {wheel};
         torch.rootlock = pylock::PackageRootlockData{
-            {"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true, {}, std::nullopt, {"sm_86", "compute_90"}};
+            {"libc10.so", "libtorch.so"}, {"libcudart.so.12"}, true, {}, std::nullopt,
+            {"sm_86", "compute_90"}};
         lock.packages = {torch};
         pylock::LockRootlockData data;
         data.recipe = "recipes/demo.toml";
@@ -255,7 +258,7 @@ TEST_SUITE("rootlock::pylock") {
         data.output = "out/demo.tar.zst";
         data.venv = "/opt/venv";
         data.source_date_epoch = 1754000000;
-        data.target = pylock::LockTarget{"3.11", "3.11.2",     "2.36",       "x86_64",
+        data.target = pylock::LockTarget{"3.11", "3.11.2",     "2.36",        "x86_64",
                                          "12.8", "570.133.07", "2.8.0+cu128", {"8.6", "9.0"}};
         data.base =
             pylock::LockBase{"debian",

@@ -57,7 +57,7 @@ TEST_SUITE("rootlock::pylock") {
         data.output = "demo.tar.zst";
         data.venv = "/opt/venv";
         data.source_date_epoch = 1700000000;
-        data.target = pylock::LockTarget{"3.11", "3.11.2",     "2.36",       "x86_64",
+        data.target = pylock::LockTarget{"3.11", "3.11.2",     "2.36",        "x86_64",
                                          "12.8", "570.133.07", "2.8.0+cu128", {}};
         data.base.kind = "tarball";
         data.base.url = "https://example.org/base.tar.zst";

@@ -224,8 +224,9 @@ TEST_SUITE("rootlock::python") {
             return as_text(rootlock::testing::build_section_elf(spec).bytes);
         };
         auto members = demo_members();
-        members.push_back(member("demo/lib/libkernels.so",
-                                 object_with(fatbin_bytes({{{{2, 75}, {1, 86, 0x11, 64, 32, 0, 9}}}}))));
+        members.push_back(
+            member("demo/lib/libkernels.so",
+                   object_with(fatbin_bytes({{{{2, 75}, {1, 86, 0x11, 64, 32, 0, 9}}}}))));
         members.push_back(member("demo/lib/libodd.so", object_with(fatbin_bytes({{{{2, 7}}}}))));
         TempDir dir;
         std::string path = dir / k_wheel;
