@@ -15,8 +15,11 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <memory>
 #include "elf/elf_reader.hpp"
 #include "fs/path_resolve.hpp"
+
 #include "fs/tar_tree.hpp"
 #include "support/host.hpp"
 #include "support/temp_dir.hpp"
@@ -278,6 +281,42 @@ TEST_SUITE("rootlock::fs") {
         REQUIRE(probe.outcome == ElfProbe::Outcome::elf);
         check_same_elf(*probe.info, read_host_elf(k_host_libz, true));
         CHECK(with->probe_elf("/opt/copy/libz-copy.so", true).info == probe.info);
+    }
+
+    TEST_CASE("TarTree shows every byte of each ELF member to an observer, and only those") {
+        // A scanner that must see a whole member (device code at the far end of a library)
+        // gets all of it, in order, then end(); scripts and data are not shown to anyone.
+        struct Seen {
+            std::string bytes;
+            bool ended = false;
+        };
+        auto seen = std::make_shared<std::map<std::string, Seen>>();
+        struct Recorder final : util::StreamObserver {
+            Recorder(std::shared_ptr<std::map<std::string, Seen>> all, std::string path)
+                : m_all(std::move(all)), m_path(std::move(path)) {}
+            void feed(std::span<const std::byte> bytes) override {
+                (*m_all)[m_path].bytes.append(reinterpret_cast<const char*>(bytes.data()),
+                                              bytes.size());
+            }
+            void end() override { (*m_all)[m_path].ended = true; }
+            std::shared_ptr<std::map<std::string, Seen>> m_all;
+            std::string m_path;
+        };
+        TempDir dir;
+        std::string path = dir / "rootfs.tar.zst";
+        write_tarball(path, rootfs_members(), "zstd");
+        TarOptions options;
+        options.observe_elf = [seen](const std::string& member, uint64_t) {
+            return std::unique_ptr<util::StreamObserver>(std::make_unique<Recorder>(seen, member));
+        };
+        auto tree = open_tar(path, options);
+        REQUIRE(seen->size() == 1);
+        const Seen& libz = seen->at("/usr/lib/x86_64-linux-gnu/libz.so.1.2.13");
+        CHECK(libz.ended);
+        CHECK(libz.bytes == read_host_text(k_host_libz));
+        // The ELF metadata is read from the same pass all the same.
+        CHECK(tree->probe_elf("/usr/lib/x86_64-linux-gnu/libz.so.1.2.13").outcome ==
+              ElfProbe::Outcome::elf);
     }
 
     TEST_CASE("TarTree keeps unsafe entries out of the tree and reports them") {
