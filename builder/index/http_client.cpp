@@ -112,6 +112,9 @@ struct Transfer {
     int attempts = 0;
     Clock::time_point ready_at{};
     Clock::time_point last_activity{};
+    // The current minimum-rate window: when it began and the bytes moved since.
+    Clock::time_point window_start{};
+    uint64_t window_bytes = 0;
     std::array<char, CURL_ERROR_SIZE> error_buffer{};
     std::optional<util::Error> abort;  // a callback failed the transfer for good
     std::string restart_reason;        // a callback refused a resumed body: start over
@@ -185,6 +188,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     auto& t = *static_cast<Transfer*>(user);
     size_t length = size * count;
     t.last_activity = Clock::now();
+    t.window_bytes += length;
     if (!t.to_file) {
         if (t.body.size() + length > t.max_body) {
             t.abort = util::make_network_error(
@@ -232,6 +236,7 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
     uint64_t n = std::min(room, t.upload_length - t.upload_sent);
     if (n == 0)
         return 0;
+    t.window_bytes += n;
     if (t.upload_fd < 0) {
         std::memcpy(buffer, t.upload_text.data() + t.upload_sent, n);
     } else {
@@ -395,6 +400,8 @@ struct HttpClient::Engine {
         ++t.attempts;
         ++requests_made;
         t.last_activity = Clock::now();
+        t.window_start = t.last_activity;
+        t.window_bytes = 0;
         return util::ok_status();
     }
 
@@ -417,6 +424,13 @@ struct HttpClient::Engine {
     }
 
     void finish_file(Transfer& t) {
+        if (t.expected_size && t.written < *t.expected_size) {
+            // A response that ended early yet looked complete (a Content-Length that lies, a
+            // proxy's cut): resumed from where it stopped, as a cut connection is.
+            retry_or_fail(t, fmt::format("the response ended after {} of {} bytes", t.written,
+                                         *t.expected_size));
+            return;
+        }
         if (::close(t.fd) != 0) {
             t.fd = -1;
             finish(t, util::make_error(t.shown, t.temp_path + ": " + std::strerror(errno)));
@@ -561,6 +575,14 @@ struct HttpClient::Engine {
                 if (t->finished)
                     continue;
                 any_left = true;
+                if (options.deadline && now >= *options.deadline) {
+                    if (t->in_multi) {
+                        detach(*t);
+                        --active;
+                    }
+                    finish(*t, util::make_network_error(t->shown, "the run's deadline passed"));
+                    continue;
+                }
                 if (t->in_multi && now - t->last_activity >= stall) {
                     detach(*t);
                     --active;
@@ -568,8 +590,29 @@ struct HttpClient::Engine {
                                           format_seconds(options.stall_timeout_ms) + " s");
                     continue;
                 }
+                if (t->in_multi && now - t->window_start >= stall) {
+                    // The window's bytes against the rate: too few is a failure like silence;
+                    // enough starts the next window.
+                    const uint64_t seconds = static_cast<uint64_t>(
+                        std::max(options.stall_timeout_ms, 1000L) / 1000);
+                    if (options.min_rate > 0 && t->window_bytes < options.min_rate * seconds) {
+                        const uint64_t bytes = t->window_bytes;
+                        detach(*t);
+                        --active;
+                        retry_or_fail(*t, fmt::format("{} bytes in {} s, below the minimum "
+                                                      "rate of {} bytes/s",
+                                                      bytes,
+                                                      format_seconds(options.stall_timeout_ms),
+                                                      options.min_rate));
+                        continue;
+                    }
+                    t->window_start = now;
+                    t->window_bytes = 0;
+                }
                 if (t->in_multi)
-                    wake = std::min(wake, t->last_activity + stall);
+                    wake = std::min({wake, t->last_activity + stall, t->window_start + stall});
+                if (options.deadline)
+                    wake = std::min(wake, *options.deadline);
                 else if (t->ready_at > now || active < limit)
                     wake = std::min(wake, t->ready_at);
             }

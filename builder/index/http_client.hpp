@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +33,13 @@ struct HttpOptions {
     // attempt fails, and is retried like a timeout. Checked by the client's own loop, so it is
     // precise to a few milliseconds.
     long stall_timeout_ms = 30000;
+    // Fewer bytes than this per second, in or out, over any stall_timeout_ms window of an
+    // attempt (a server that sends one byte every few seconds): the attempt fails and is retried
+    // like a silent one. 0 turns the check off.
+    uint64_t min_rate = 1024;
+    // The whole client's end: a transfer not done by then fails at once, without a retry, as a
+    // network failure naming the URL. Unset: no deadline.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
     int retries = 4;                // extra attempts after a 5xx, 429, reset, timeout, short body
     long backoff_initial_ms = 250;  // doubled each retry, capped at 30 s
     int max_parallel = 8;           // concurrent transfers in download()
