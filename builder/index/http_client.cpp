@@ -593,17 +593,19 @@ struct HttpClient::Engine {
                 if (t->in_multi && now - t->window_start >= stall) {
                     // The window's bytes against the rate: too few is a failure like silence;
                     // enough starts the next window.
-                    const uint64_t seconds = static_cast<uint64_t>(
-                        std::max(options.stall_timeout_ms, 1000L) / 1000);
-                    if (options.min_rate > 0 && t->window_bytes < options.min_rate * seconds) {
+                    const uint64_t seconds =
+                        static_cast<uint64_t>(std::max(options.stall_timeout_ms, 1000L) / 1000);
+                    // A window without a byte is silence, which the stall check names.
+                    if (options.min_rate > 0 && t->window_bytes > 0 &&
+                        t->window_bytes < options.min_rate * seconds) {
                         const uint64_t bytes = t->window_bytes;
                         detach(*t);
                         --active;
-                        retry_or_fail(*t, fmt::format("{} bytes in {} s, below the minimum "
-                                                      "rate of {} bytes/s",
-                                                      bytes,
-                                                      format_seconds(options.stall_timeout_ms),
-                                                      options.min_rate));
+                        retry_or_fail(*t,
+                                      fmt::format("{} bytes in {} s, below the minimum "
+                                                  "rate of {} bytes/s",
+                                                  bytes, format_seconds(options.stall_timeout_ms),
+                                                  options.min_rate));
                         continue;
                     }
                     t->window_start = now;

@@ -158,6 +158,14 @@ util::Result<Extensions> read_extensions(const Bytes& bytes, uint64_t offset_fie
                     bytes.c_string(bytes.u32(field), field, fmt::format("glibc-hwcaps name {}", k));
                 if (!name.ok())
                     return name.error();
+                // An empty name is refused: the writer (like ldconfig) represents "no
+                // subdirectory" by the absence of the hwcaps bit, so it could not write it back.
+                if (name->empty()) {
+                    return bytes.error(field, fmt::format("glibc-hwcaps name {} is empty (ldconfig "
+                                                          "never writes one, and ld.so would never "
+                                                          "search it)",
+                                                          k));
+                }
                 result.hwcaps.push_back(std::move(name).value());
             }
         }
@@ -420,8 +428,12 @@ void assign_hwcaps_indices(std::vector<CacheEntry>& entries) {
             names.insert(entry.hwcaps_subdir);
     }
     for (auto& entry : entries) {
-        if (entry.hwcaps_subdir.empty())
+        if (entry.hwcaps_subdir.empty()) {
+            // No subdirectory: no extension index either, so what is written reads back.
+            if (is_hwcaps_extension(entry.hwcap))
+                entry.hwcap = 0;
             continue;
+        }
         auto index =
             static_cast<uint64_t>(std::distance(names.begin(), names.find(entry.hwcaps_subdir)));
         uint64_t isa_level = (entry.hwcap >> 32) & k_hwcap_isa_level_mask;

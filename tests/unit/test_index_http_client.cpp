@@ -213,6 +213,43 @@ TEST_SUITE("rootlock::index") {
         CHECK(server.requests().at(0).header("authorization") == "Basic YWxpY2U6czNjcmV0");
     }
 
+    TEST_CASE("a trickle below the minimum rate fails like silence, and is retried") {
+        // One byte every 50 ms is never silent for the 300 ms window, and far below 1 KiB/s.
+        LoopbackServer server;
+        Route route = ok_route(std::string(200, 'x'));
+        route.trickle_first = 1;
+        route.trickle_ms = 50;
+        server.route("/trickle", route);
+        HttpOptions options = test_options();
+        options.stall_timeout_ms = 300;
+        options.retries = 1;
+        HttpClient client(options);
+        auto response = client.get({server.url("/trickle"), {}});
+        REQUIRE(response.ok());  // the retry is served whole
+        CHECK(response->body == std::string(200, 'x'));
+        CHECK(server.requests_for("/trickle").size() == 2);
+
+        route.trickle_first = 100;
+        server.route("/always", route);
+        options.retries = 0;
+        HttpClient strict(options);
+        auto failed = strict.get({server.url("/always"), {}});
+        REQUIRE_FALSE(failed.ok());
+        CHECK(failed.error().kind == ErrorKind::network);
+        CHECK(failed.error().text().starts_with(server.url("/always") + ": "));
+        CHECK(
+            failed.error().text().ends_with(" in 0.3 s, below the minimum rate of 1024 "
+                                            "bytes/s"));
+
+        // The deadline ends a transfer the rate would let run (min_rate 0).
+        options.min_rate = 0;
+        options.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
+        HttpClient bounded(options);
+        auto cut = bounded.get({server.url("/always"), {}});
+        REQUIRE_FALSE(cut.ok());
+        CHECK(cut.error().text() == server.url("/always") + ": the run's deadline passed");
+    }
+
     TEST_CASE("a response that stalls after its headers fails within the stall timeout") {
         LoopbackServer server;
         Route route = ok_route("never sent");

@@ -194,6 +194,22 @@ TEST_SUITE("rootlock::loader") {
         CHECK(cache.generator.find(" release version ") != std::string::npos);
     }
 
+    TEST_CASE("an entry with a hwcaps index but no subdirectory is written so it reads back") {
+        // Reader and writer speak one format: the writer gives such an entry no index (there is
+        // no name to index), rather than a bit that points into a section it leaves out.
+        CacheEntry odd{"libodd.so.1", "/usr/lib/libodd.so.1", 0x0303, loader::k_hwcap_extension | 3,
+                       ""};
+        CacheEntry plain{"libc.so.6", "/usr/lib/libc.so.6", 0x0303, 0, ""};
+        auto bytes = write_ld_so_cache({odd, plain}, CacheWriteOptions{"gen"});
+        auto parsed = parse_ld_so_cache(bytes, "/etc/ld.so.cache");
+        REQUIRE(parsed.ok());
+        REQUIRE(parsed->entries.size() == 2);
+        for (const auto& entry : parsed->entries) {
+            CHECK(entry.hwcap == 0);
+            CHECK(entry.hwcaps_subdir.empty());
+        }
+    }
+
     TEST_CASE("write_ld_so_cache reproduces the real ldconfig's bytes") {
         if (!have_ldconfig())
             return;
@@ -453,6 +469,9 @@ TEST_SUITE("rootlock::loader") {
             put_u32(bytes, offset, value);
             return bytes;
         };
+        // A NUL at which no string starts: the offset of an empty name.
+        const auto first_nul = static_cast<uint32_t>(
+            std::find(sample.begin() + 0x60, sample.end(), std::byte{0}) - sample.begin());
         const Row rows[] = {
             {"empty file", {}, "/etc/ld.so.cache@0x0: empty file"},
             {"truncated magic", text_bytes("glibc-ld.so.ca"),
@@ -504,6 +523,9 @@ TEST_SUITE("rootlock::loader") {
             {"hwcaps name past the end", patched(0xc8, 0x200),
              "/etc/ld.so.cache@0xc8: glibc-hwcaps name 0 offset 0x200 is past the end of the "
              "file (0xcf bytes)"},
+            {"hwcaps name empty", patched(0xc8, first_nul),
+             "/etc/ld.so.cache@0xc8: glibc-hwcaps name 0 is empty (ldconfig never writes one, "
+             "and ld.so would never search it)"},
             {"hwcaps index out of range", patched(0x40, 5),
              "/etc/ld.so.cache@0x40: entry 0: glibc-hwcaps index 5 is out of range (1 "
              "subdirectories)"},

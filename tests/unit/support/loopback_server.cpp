@@ -109,6 +109,7 @@ struct LoopbackServer::Answer {
     int delay_ms = 0;
     int stall_before_ms = -1;  // >= 0: stall before anything, then close
     int stall_after_ms = -1;   // >= 0: stall after the head, then close
+    int trickle_ms = -1;       // >= 0: the body one byte at a time, this long apart
     bool close_after = false;
 };
 
@@ -242,6 +243,8 @@ LoopbackServer::Answer LoopbackServer::plan(const RecordedRequest& request) {
         } else if ((k -= route.drop_first) < route.stall_first) {
             (route.stall_before_headers ? answer.stall_before_ms : answer.stall_after_ms) =
                 route.stall_ms;
+        } else if ((k -= route.stall_first) < route.trickle_first) {
+            answer.trickle_ms = route.trickle_ms;
         } else if (route.honour_range && request.has_header("range")) {
             std::string range = request.header("range");
             size_t from = 0;
@@ -332,7 +335,12 @@ void LoopbackServer::serve(int fd) {
             sleep_ms(answer.stall_before_ms);
             keep_going = false;
         }
-        if (keep_going && answer.stall_after_ms < 0 && !answer.close_after) {
+        if (keep_going && answer.trickle_ms >= 0) {
+            keep_going = send_all(fd, answer.head);
+            for (size_t i = 0; keep_going && i < answer.body.size(); ++i)
+                keep_going = send_all(fd, answer.body.substr(i, 1)) && sleep_ms(answer.trickle_ms);
+            answer.body.clear();
+        } else if (keep_going && answer.stall_after_ms < 0 && !answer.close_after) {
             // One write for the whole answer: two would meet Nagle and delayed ACKs (40 ms).
             keep_going = send_all(fd, answer.head + answer.body);
             answer.body.clear();

@@ -46,6 +46,8 @@ struct Route {
     int stall_ms = 0;                   // how long a stall sends nothing, then the server closes
     bool stall_before_headers = false;  // stall before the status line instead of after headers
     int delay_ms = 0;                   // every answer waits this long first
+    int trickle_first = 0;              // the first answers send their body one byte at a time,
+    int trickle_ms = 0;                 // this long apart (never silent, never done)
     std::string require_authorization;  // 401 unless the Authorization header is exactly this
     std::string challenge = "Basic realm=\"test\"";  // the 401's WWW-Authenticate
 };
