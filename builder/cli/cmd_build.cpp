@@ -204,7 +204,7 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
 
     auto outcome = image::build_image(*lock, build_options);
     if (!outcome.ok())
-        return fail(outcome.error().kind == util::ErrorKind::network ? k_exit_io : k_exit_usage,
+        return fail(util::exits_as_io(outcome.error()) ? k_exit_io : k_exit_usage,
                     outcome.error().text());
     nlohmann::ordered_json report;
     report["ok"] = outcome->report.ok;

@@ -67,7 +67,7 @@ int run_freeze_command(const FreezeCliOptions& options) {
         match.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
         auto matched = freeze::match_wheels(*result, found->front(), match);
         if (!matched.ok()) {
-            if (matched.error().kind == util::ErrorKind::network)
+            if (util::exits_as_io(matched.error()))
                 return fail_io(matched.error().text());
             return fail_usage(matched.error().text());
         }

@@ -108,7 +108,7 @@ std::string tagged(const LockJob& job, const std::string& message) {
 
 int fail_job(const LockJob& job, const util::Error& error) {
     const std::string text = tagged(job, error.text());
-    return error.kind == util::ErrorKind::network ? fail_io(text) : fail_usage(text);
+    return util::exits_as_io(error) ? fail_io(text) : fail_usage(text);
 }
 
 // The locks of a recipe: one at `output` (or the default path), or with several architectures

@@ -69,7 +69,7 @@ util::Status FileWriter::write_out(std::span<const std::byte> bytes) {
                 continue;
         }
         if (count <= 0)
-            return util::make_error(m_host_path, fs::errno_text(count < 0 ? errno : EIO));
+            return util::make_io_error(m_host_path, fs::errno_text(count < 0 ? errno : EIO));
         done += static_cast<size_t>(count);
         m_written += static_cast<uint64_t>(count);
     }
@@ -128,7 +128,7 @@ util::Result<bool> FileWriter::clone(int source_fd, uint64_t length) {
     m_written += length;
     m_cloned += length;
     if (::lseek(m_fd, static_cast<off_t>(m_written), SEEK_SET) < 0)
-        return util::make_error(m_host_path, fs::errno_text(errno));
+        return util::make_io_error(m_host_path, fs::errno_text(errno));
     if (m_flushed + length == m_written)
         m_flushed = m_written;  // shared blocks have nothing to write back
     return true;
@@ -141,7 +141,7 @@ util::Status FileWriter::flush() {
     if (m_direct)
         stop_direct();
     if (m_direct)
-        return util::make_error(m_host_path, "cannot end direct writes: " + fs::errno_text(errno));
+        return util::make_io_error(m_host_path, "cannot end direct writes: " + fs::errno_text(errno));
     const size_t staged = m_staged;
     m_staged = 0;
     return write_out({m_stage.get(), staged});

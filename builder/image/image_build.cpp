@@ -696,7 +696,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         outcome.frames_cloned = (*writer)->frames_cloned();
         writer->reset();
         if (::rename(temporary.c_str(), options.output.c_str()) != 0)
-            return fail(util::make_error(options.output, std::strerror(errno)));
+            return fail(util::make_io_error(options.output, std::strerror(errno)));
         set_temporary("");
         if (frame_cache) {
             const ListedImage built{outcome.sha256, outcome.entries};

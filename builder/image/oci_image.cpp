@@ -131,7 +131,7 @@ util::Result<OciImageWritten> write_oci_layout(const std::string& dir,
     for (const auto& blob : layers) {
         const std::string to = temporary + "/" + blob_path(blob.layer.blob.digest);
         if (::rename(blob.host_path.c_str(), to.c_str()) != 0)
-            return util::make_error(blob.host_path, fs::errno_text(errno));
+            return util::make_io_error(blob.host_path, fs::errno_text(errno));
     }
     for (const auto& [digest, bytes] : docs.blobs())
         if (auto status = put(blob_path(digest), *bytes); !status.ok())
@@ -142,7 +142,7 @@ util::Result<OciImageWritten> write_oci_layout(const std::string& dir,
         if (auto status = put(relative, bytes); !status.ok())
             return status.error();
     if (::rename(temporary.c_str(), dir.c_str()) != 0)
-        return util::make_error(dir, fs::errno_text(errno));
+        return util::make_io_error(dir, fs::errno_text(errno));
     return docs.written;
 }
 
@@ -206,7 +206,7 @@ util::Result<OciImageWritten> write_oci_archive(const std::string& path,
         return fail(status.error());
     docs.written.archive_sha256 = util::Sha256::to_hex(writer->digest());
     if (::rename(temporary.c_str(), path.c_str()) != 0)
-        return fail(util::make_error(path, fs::errno_text(errno)));
+        return fail(util::make_io_error(path, fs::errno_text(errno)));
     return docs.written;
 }
 

@@ -80,11 +80,11 @@ util::Result<util::Sha256Digest> OutputSink::finish() {
     if (auto flushed = m_file.flush(); !flushed.ok())
         return flushed.error();
     if (::fsync(m_fd) != 0)
-        return util::make_error(m_host_path, fs::errno_text(errno));
+        return util::make_io_error(m_host_path, fs::errno_text(errno));
     const int fd = m_fd;
     m_fd = -1;
     if (::close(fd) != 0)
-        return util::make_error(m_host_path, fs::errno_text(errno));
+        return util::make_io_error(m_host_path, fs::errno_text(errno));
     return m_hash.digest();
 }
 

@@ -45,7 +45,7 @@ class TempOutput {
             (dir.empty() ? std::string() : dir + "/") + "." + base + ".tmp-XXXXXX";
         m_fd = ::mkostemp(pattern.data(), O_CLOEXEC);
         if (m_fd < 0)
-            return util::make_error(target, fs::errno_text(errno));
+            return util::make_io_error(target, fs::errno_text(errno));
         m_path = std::move(pattern);
         return util::ok_status();
     }
@@ -55,20 +55,20 @@ class TempOutput {
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0)
-                return util::make_error(target, fs::errno_text(n < 0 ? errno : EIO));
+                return util::make_io_error(target, fs::errno_text(n < 0 ? errno : EIO));
             bytes = bytes.subspan(static_cast<size_t>(n));
         }
         return util::ok_status();
     }
     util::Status commit(const std::string& target) {
         if (::fchmod(m_fd, 0644) != 0 || ::fsync(m_fd) != 0)
-            return util::make_error(target, fs::errno_text(errno));
+            return util::make_io_error(target, fs::errno_text(errno));
         const int fd = m_fd;
         m_fd = -1;
         if (::close(fd) != 0)
-            return util::make_error(target, fs::errno_text(errno));
+            return util::make_io_error(target, fs::errno_text(errno));
         if (::rename(m_path.c_str(), target.c_str()) != 0)
-            return util::make_error(target, fs::errno_text(errno));
+            return util::make_io_error(target, fs::errno_text(errno));
         m_path.clear();
         return util::ok_status();
     }

@@ -284,7 +284,7 @@ util::Result<std::unique_ptr<TarWriter>> TarWriter::create(const std::string& ho
     const int fd =
         ::open(host_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
     if (fd < 0)
-        return util::make_error(host_path, fs::errno_text(errno));
+        return util::make_io_error(host_path, fs::errno_text(errno));
     writer->m_sink = std::make_unique<OutputSink>(fd, host_path);
     if (framed) {
         const FrameCodec codec =

@@ -18,7 +18,7 @@ namespace rootlock::index {
 namespace {
 
 util::Error errno_error(const std::string& path) {
-    return util::make_error(path, std::strerror(errno));
+    return util::make_io_error(path, std::strerror(errno));
 }
 
 // Closes a descriptor when the scope ends, whatever path the code took out of it.

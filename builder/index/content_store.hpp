@@ -22,7 +22,7 @@ struct StoredBlob {
 
 // Layout: <root>/blobs/sha256/<first two hex>/<remaining 62 hex> for blobs, <root>/tmp/ for
 // files being written (same filesystem, so the final rename is atomic). Directories are made on
-// demand (0755), blobs are 0644. Errors read "HOST_PATH: strerror" (ErrorKind::input), or
+// demand (0755), blobs are 0644. Errors read "HOST_PATH: strerror" (ErrorKind::io, exit 3), or
 // "DIGEST: not a sha256 digest" ('"": ...' when empty) for a digest that is not 64 lowercase
 // hexadecimal digits.
 //

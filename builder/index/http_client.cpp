@@ -217,7 +217,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            t.abort = util::make_error(t.shown, t.temp_path + ": " + std::strerror(errno));
+            t.abort = util::make_io_error(t.temp_path, std::strerror(errno));
             return 0;
         }
         done += static_cast<size_t>(n);
@@ -380,11 +380,11 @@ struct HttpClient::Engine {
             if (t.fd < 0) {
                 auto temp = t.store->temp_path();
                 if (!temp)
-                    return util::make_error(t.shown, temp.error().text());
+                    return temp.error();
                 t.temp_path = *temp;
                 t.fd = ::open(t.temp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
                 if (t.fd < 0)
-                    return util::make_error(t.shown, t.temp_path + ": " + std::strerror(errno));
+                    return util::make_io_error(t.temp_path, std::strerror(errno));
             }
             t.range_from = t.written;
         }
@@ -433,7 +433,7 @@ struct HttpClient::Engine {
         }
         if (::close(t.fd) != 0) {
             t.fd = -1;
-            finish(t, util::make_error(t.shown, t.temp_path + ": " + std::strerror(errno)));
+            finish(t, util::make_io_error(t.temp_path, std::strerror(errno)));
             return;
         }
         t.fd = -1;
@@ -451,7 +451,7 @@ struct HttpClient::Engine {
         }
         auto committed = t.store->commit(t.temp_path, actual);
         if (!committed) {
-            finish(t, util::make_error(t.shown, committed.error().text()));
+            finish(t, committed.error());
             return;
         }
         t.blob = StoredBlob{actual, t.written, *committed};

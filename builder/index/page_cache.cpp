@@ -24,7 +24,7 @@ constexpr int k_format_version = 1;
 constexpr size_t k_max_file_size = size_t{512} << 20;
 
 util::Error errno_error(const std::string& path) {
-    return util::make_error(path, std::strerror(errno));
+    return util::make_io_error(path, std::strerror(errno));
 }
 
 // Reads the whole file; nullopt when it does not exist.
@@ -44,7 +44,7 @@ util::Result<std::optional<std::string>> read_file(const std::string& path) {
                 continue;
             int saved = errno;
             ::close(fd);
-            return util::make_error(path, std::strerror(saved));
+            return util::make_io_error(path, std::strerror(saved));
         }
         if (n == 0)
             break;
@@ -166,7 +166,7 @@ util::Status PageCache::put(const std::string& key, const CachedPage& page) {
     auto fail = [&](int saved) {
         ::close(fd);
         ::unlink(temp.c_str());
-        return util::make_error(temp, std::strerror(saved));
+        return util::make_io_error(temp, std::strerror(saved));
     };
     size_t done = 0;
     while (done < text->size()) {
@@ -183,13 +183,13 @@ util::Status PageCache::put(const std::string& key, const CachedPage& page) {
     if (::close(fd) != 0) {
         int saved = errno;
         ::unlink(temp.c_str());
-        return util::make_error(temp, std::strerror(saved));
+        return util::make_io_error(temp, std::strerror(saved));
     }
     std::string path = path_for(key);
     if (::rename(temp.c_str(), path.c_str()) != 0) {
         int saved = errno;
         ::unlink(temp.c_str());
-        return util::make_error(path, std::strerror(saved));
+        return util::make_io_error(path, std::strerror(saved));
     }
     return util::ok_status();
 }

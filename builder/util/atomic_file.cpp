@@ -15,7 +15,7 @@ namespace rootlock::util {
 namespace {
 
 Error errno_error(const std::string& path) {
-    return make_error(path, std::strerror(errno));
+    return make_io_error(path, std::strerror(errno));
 }
 
 std::string parent_of(const std::string& path) {

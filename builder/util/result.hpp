@@ -12,7 +12,10 @@ namespace rootlock::util {
 
 // Which kind of failure an Error is, so that the CLI can pick the exit code (2 for bad input,
 // 3 for a network that failed) without parsing messages.
-enum class ErrorKind { input, network };
+// input: bad input (exit 2); network: the network or a peer failed; io: a local read or write
+// failed (a full disk, a read-only or impossible cache or output directory). Both of the last
+// two exit 3 (exits_as_io).
+enum class ErrorKind { input, network, io };
 
 // What went wrong and where. `where` is a location such as "file:3:7" or "path@0x40";
 // text() joins them the way every user-facing message does: "where: message".
@@ -36,6 +39,17 @@ inline Error make_error(std::string where, std::string message) {
 inline Error make_network_error(std::string where, std::string message) {
     return Error{is_one_line(where) ? std::move(where) : printable(where), std::move(message),
                  ErrorKind::network};
+}
+
+// A local file operation that failed: "PATH: the errno text".
+inline Error make_io_error(std::string where, std::string message) {
+    return Error{is_one_line(where) ? std::move(where) : printable(where), std::move(message),
+                 ErrorKind::io};
+}
+
+// Whether the failure was the machine's or the network's rather than the input's: exit 3.
+inline bool exits_as_io(const Error& error) {
+    return error.kind != ErrorKind::input;
 }
 
 // Unit stands in for "no value" so that Result<Unit> works like Result<T>.

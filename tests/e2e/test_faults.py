@@ -1,5 +1,6 @@
-"""End-to-end: bounded time on the wire (issue 32), with faults injected by the index fixture on
-127.0.0.1 into the one wheel a recipe needs, over the real Debian base:
+"""End-to-end: bounded time on the wire and the exit code of every local failure (issue 32), with
+faults injected by the index fixture on 127.0.0.1 into the one wheel a recipe needs, over the
+real Debian base:
   a. a server that sends one byte every half second (never silent, never done) fails the
      transfer once the --timeout window passes below --min-rate; every retry too; then exit 3
      with one line naming the URL and the rate, within the bound the options give;
@@ -7,9 +8,15 @@
   c. a response that looks complete but holds half the file (its Content-Length lies): resumed
      with a Range request as a cut connection is, not reported as a digest mismatch;
   d. --deadline: a trickle that the rate check would wait out is cut when the run's deadline
-     passes: exit 3 within a second or two of it, naming the URL.
+     passes: exit 3 within a second or two of it, naming the URL;
+  e. local failures are exit 3 with one line naming the path and the errno text: a cache
+     directory that cannot be made, an output directory on a read-only filesystem, and a full
+     disk under the lock being written, where the older lock at that path stays intact and no
+     temporary is left.
 """
 import os
+import subprocess
+import tempfile
 import time
 
 import pytest
@@ -44,7 +51,7 @@ def server(scratch):
         yield srv
 
 
-def lock(rootlock, scratch, server, name, *extra):
+def lock(rootlock, scratch, server, name, *extra, out=None, cache=None):
     """(exit code, stderr, seconds, lock path) of a cold `rootlock lock` of the one-wheel recipe."""
     base_path, base_sha = base_tarball()
     recipe = os.path.join(scratch, f"{name}.toml")
@@ -53,11 +60,11 @@ def lock(rootlock, scratch, server, name, *extra):
                 f'sha256 = "{base_sha}"\n\n[python]\nversion = "3.11"\n\n'
                 f'[[index]]\nname = "fixture"\nurl = "{server.simple_url}"\n\n'
                 f'[packages]\nrequires = ["app"]\n')
-    out = os.path.join(scratch, f"pylock.{name}.toml")
+    out = out or os.path.join(scratch, f"pylock.{name}.toml")
+    cache = cache or os.path.join(scratch, f"cache-{name}")
     started = time.monotonic()
-    proc = run([rootlock, "lock", recipe, "-o", out, "--cache-dir",
-                os.path.join(scratch, f"cache-{name}"), "--timeout", str(WINDOW), *extra],
-               timeout=300)
+    proc = run([rootlock, "lock", recipe, "-o", out, "--cache-dir", cache, "--timeout",
+                str(WINDOW), *extra], timeout=300)
     return proc.returncode, proc.stderr, time.monotonic() - started, out
 
 
@@ -112,3 +119,71 @@ def test_d_the_deadline_cuts_the_run(rootlock, scratch, server):
     assert rc == 3 and not os.path.exists(out), f"exit {rc}: {err}"
     assert took < 6 + 5, f"the 6 s deadline took {took:.1f} s"
     assert "the run's deadline passed" in err and server.wheel_path.split("/")[-1] in err, err
+
+
+def one_line(err):
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.fixture
+def tmpfs(scratch):
+    """mount(options) -> a fresh tmpfs directory mounted with `options`; unmounted after."""
+    mounted = []
+
+    def mount(options):
+        path = tempfile.mkdtemp(prefix="tmpfs-", dir=scratch)
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", path],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+        mounted.append(path)
+        return path
+    yield mount
+    for path in mounted:
+        subprocess.run(["umount", "-l", path])
+
+
+def test_e_an_impossible_cache_directory_is_exit_3(rootlock, scratch, server):
+    server.clear_faults()
+    cache = "/proc/rootlock-no-such-cache"
+    rc, err, _, out = lock(rootlock, scratch, server, "bad-cache", cache=cache)
+    line = one_line(err)
+    assert rc == 3 and not os.path.exists(out), f"exit {rc}: {err}"
+    assert cache in line and "No such file or directory" in line, line
+
+
+def test_e_a_read_only_output_directory_is_exit_3(rootlock, scratch, server, tmpfs):
+    server.clear_faults()
+    directory = tmpfs("ro,size=1m")
+    out = os.path.join(directory, "pylock.toml")
+    rc, err, _, _ = lock(rootlock, scratch, server, "read-only", out=out)
+    line = one_line(err)
+    assert rc == 3 and not os.path.exists(out), f"exit {rc}: {err}"
+    assert directory in line and "Read-only file system" in line, line
+
+
+def test_e_a_full_disk_is_exit_3_and_keeps_the_older_lock(rootlock, scratch, server, tmpfs):
+    server.clear_faults()
+    directory = tmpfs("size=8k")
+    out = os.path.join(directory, "pylock.toml")
+    older = b"# the older lock\n"
+    with open(out, "wb") as f:
+        f.write(older)
+    # The rest of the filesystem taken: no room for another page.
+    fd = os.open(os.path.join(directory, "filler"), os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096) > 0:
+            pass
+    except OSError:
+        pass
+    os.close(fd)
+    rc, err, _, _ = lock(rootlock, scratch, server, "full", out=out)
+    # (The older file is no lock rootlock can reuse, which it says in a warning first.)
+    line = one_line("\n".join(l for l in err.splitlines() if "warning: ignoring" not in l))
+    assert rc == 3, f"exit {rc}: {err}"
+    assert directory in line and "No space left on device" in line, line
+    with open(out, "rb") as f:
+        assert f.read() == older
+    assert sorted(os.listdir(directory)) == ["filler", "pylock.toml"], os.listdir(directory)
