@@ -2,8 +2,8 @@
 // it names), prove the closure of base plus wheels, and write the PEP 751 lock atomically;
 // `--check` only says whether the lock is still the recipe's. Exit codes: 0 locked, 1 closure
 // failed or lock stale, 2 bad input, 3 network; over several architectures, the worst.
-#include <chrono>
 #include <unistd.h>
+#include <chrono>
 
 #include <algorithm>
 #include <cstdlib>
@@ -294,9 +294,9 @@ int run_lock_command(const LockCliOptions& options) {
     lock_options.http.stall_timeout_ms = static_cast<long>(options.timeout * 1000);
     lock_options.http.min_rate = options.min_rate;
     if (options.deadline > 0)
-        lock_options.http.deadline = std::chrono::steady_clock::now() +
-                                     std::chrono::milliseconds(
-                                         static_cast<int64_t>(options.deadline * 1000));
+        lock_options.http.deadline =
+            std::chrono::steady_clock::now() +
+            std::chrono::milliseconds(static_cast<int64_t>(options.deadline * 1000));
     lock_options.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
     const bool tty = ::isatty(2) != 0 && !options.json;
     if (tty) {
@@ -354,10 +354,9 @@ void register_lock(CLI::App& app, std::function<int()>& run) {
         ->add_option("--timeout", options->timeout,
                      "Seconds without data before a download fails (default: 30)")
         ->check(CLI::PositiveNumber);
-    command
-        ->add_option("--min-rate", options->min_rate,
-                     "Bytes per second a download must average over each --timeout window, or "
-                     "it fails like a silent one (default: 1024; 0: no minimum)");
+    command->add_option("--min-rate", options->min_rate,
+                        "Bytes per second a download must average over each --timeout window, or "
+                        "it fails like a silent one (default: 1024; 0: no minimum)");
     command
         ->add_option("--deadline", options->deadline,
                      "Seconds the whole run may take on the network; past them every transfer "

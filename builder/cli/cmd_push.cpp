@@ -1,7 +1,7 @@
 // `rootlock push IMAGE REF`: an OCI layout or archive into a registry (registry/push.hpp),
 // progress on a terminal, one summary line or the --json contract of docs/cli.md.
-#include <chrono>
 #include <unistd.h>
+#include <chrono>
 
 #include <cstdio>
 
@@ -171,10 +171,9 @@ void register_push(CLI::App& app, std::function<int()>& run) {
         ->add_option("--timeout", options->timeout,
                      "Seconds without progress before an attempt fails (default 30)")
         ->check(CLI::PositiveNumber);
-    command
-        ->add_option("--min-rate", options->min_rate,
-                     "Bytes per second a transfer must average over each --timeout window, or "
-                     "it fails like a silent one (default: 1024; 0: no minimum)");
+    command->add_option("--min-rate", options->min_rate,
+                        "Bytes per second a transfer must average over each --timeout window, or "
+                        "it fails like a silent one (default: 1024; 0: no minimum)");
     command
         ->add_option("--deadline", options->deadline,
                      "Seconds the whole push may take on the network; past them every transfer "

@@ -25,8 +25,7 @@ int fail_io(const std::string& message) {
 }
 
 int fail_with(const util::Error& error) {
-    return util::exits_as_io(error) ? fail_io(error.text())
-                                                  : fail_usage(error.text());
+    return util::exits_as_io(error) ? fail_io(error.text()) : fail_usage(error.text());
 }
 
 std::string human_size(uint64_t bytes) {

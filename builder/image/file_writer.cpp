@@ -141,7 +141,8 @@ util::Status FileWriter::flush() {
     if (m_direct)
         stop_direct();
     if (m_direct)
-        return util::make_io_error(m_host_path, "cannot end direct writes: " + fs::errno_text(errno));
+        return util::make_io_error(m_host_path,
+                                   "cannot end direct writes: " + fs::errno_text(errno));
     const size_t staged = m_staged;
     m_staged = 0;
     return write_out({m_stage.get(), staged});

@@ -2,8 +2,8 @@
 // straight into the content store, with retries, resume, stall detection and an offline switch.
 #pragma once
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
