@@ -11,15 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <map>
-#include <memory>
 #include "elf/elf_reader.hpp"
 #include "fs/path_resolve.hpp"
-
 #include "fs/tar_tree.hpp"
 #include "support/host.hpp"
 #include "support/temp_dir.hpp"
