@@ -3,9 +3,9 @@
 // `--check` only says whether the lock is still the recipe's. Exit codes: 0 locked, 1 closure
 // failed or lock stale, 2 bad input, 3 network; over several architectures, the worst.
 #include <unistd.h>
-#include <chrono>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 

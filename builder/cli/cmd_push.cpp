@@ -1,8 +1,8 @@
 // `rootlock push IMAGE REF`: an OCI layout or archive into a registry (registry/push.hpp),
 // progress on a terminal, one summary line or the --json contract of docs/cli.md.
 #include <unistd.h>
-#include <chrono>
 
+#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>

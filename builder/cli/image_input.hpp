@@ -10,6 +10,7 @@
 
 #include "fs/file_tree.hpp"
 #include "fs/tar_tree.hpp"
+#include "util/byte_source.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::cli {

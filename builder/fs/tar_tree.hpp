@@ -12,6 +12,7 @@
 
 #include "fs/archive_reader.hpp"
 #include "fs/file_tree.hpp"
+#include "util/byte_source.hpp"
 
 namespace rootlock::fs {
 
