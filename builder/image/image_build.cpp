@@ -36,6 +36,7 @@
 #include "loader/target.hpp"
 #include "python/wheel_install.hpp"
 #include "util/atomic_file.hpp"
+#include "util/leftovers.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::image {
@@ -550,6 +551,9 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     // 6. One pass: every entry from its source into a temporary file beside the image.
     ROOTLOCK_TRY(made_dir, util::make_directories(directory_of(options.output)));
     (void)made_dir;
+    // A killed build's temporary names its process: cleared here once that process is gone.
+    util::remove_dead_leftovers(directory_of(options.output),
+                                "." + base_name(options.output) + ".partial-");
     const std::string temporary = directory_of(options.output) + "/." + base_name(options.output) +
                                   ".partial-" + std::to_string(::getpid());
     set_temporary(temporary);

@@ -8,9 +8,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "util/leftovers.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::index {
@@ -129,7 +132,10 @@ util::Result<std::string> ContentStore::temp_path() {
     auto made = make_dirs(dir);
     if (!made)
         return made.error();
-    std::string pattern = dir + "/part-XXXXXX";
+    // Each temporary names its process, so that the first one a run makes can clear the
+    // temporaries of runs that died (kill -9) without touching a live run's.
+    std::call_once(m_swept, [&dir] { util::remove_dead_leftovers(dir, "part-"); });
+    std::string pattern = dir + "/part-" + std::to_string(::getpid()) + "-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     int fd = ::mkostemp(buffer.data(), O_CLOEXEC);

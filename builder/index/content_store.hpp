@@ -74,6 +74,7 @@ class ContentStore {
 
     std::string m_root;
     mutable std::mutex m_memo_mutex;
+    std::once_flag m_swept;  // the dead runs' temporaries cleared, once per store
     std::map<std::string, FileStamp> m_verified;
 };
 

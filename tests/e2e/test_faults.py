@@ -12,7 +12,9 @@ real Debian base:
   e. local failures are exit 3 with one line naming the path and the errno text: a cache
      directory that cannot be made, an output directory on a read-only filesystem, and a full
      disk under the lock being written, where the older lock at that path stays intact and no
-     temporary is left.
+     temporary is left;
+  f. the cache temporaries of a killed run are removed by the next run once their process is
+     gone, and a live run's are left alone.
 """
 import os
 import subprocess
@@ -187,3 +189,25 @@ def test_e_a_full_disk_is_exit_3_and_keeps_the_older_lock(rootlock, scratch, ser
     with open(out, "rb") as f:
         assert f.read() == older
     assert sorted(os.listdir(directory)) == ["filler", "pylock.toml"], os.listdir(directory)
+
+
+def test_f_a_dead_runs_temporaries_are_removed_a_live_ones_kept(rootlock, scratch, server):
+    server.clear_faults()
+    cache = os.path.join(scratch, "cache-leftovers")
+    tmp = os.path.join(cache, "tmp")
+    os.makedirs(tmp)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        names = {"dead": f"part-{dead.pid}-Ab12Cd", "live": f"part-{live.pid}-Ef34Gh"}
+        for name in names.values():
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(b"half a wheel")
+        rc, err, _, _ = lock(rootlock, scratch, server, "leftovers", cache=cache)
+        left = set(os.listdir(tmp))
+    finally:
+        live.kill()
+        live.wait()
+    assert rc == 0, f"exit {rc}: {err}"
+    assert names["dead"] not in left and names["live"] in left, left
