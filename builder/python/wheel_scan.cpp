@@ -594,12 +594,21 @@ util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptio
         return filename.error();
     scan.filename = std::move(filename).value();
 
+    // A failure of a cache blob's bytes (a bad CRC, a cut archive) names the wheel a user knows,
+    // then the blob; a file of the user's own is named by its path as it is.
+    auto named = [&](util::Error error) {
+        if (!options.filename.empty() && error.where.rfind(host_path, 0) == 0) {
+            error.message += " (the copy at " + error.where + ")";
+            error.where = wheel;
+        }
+        return error;
+    };
     auto reader = fs::ArchiveReader::open(host_path, fs::ArchiveFormat::zip);
     if (!reader.ok())
-        return reader.error();
+        return named(reader.error());
     Scanner scanner(wheel, **reader, options);
     if (auto status = scanner.run(scan); !status.ok())
-        return status.error();
+        return named(status.error());
     if (auto status = check_layout(scan, scanner, wheel); !status.ok())
         return status.error();
     if (auto status = check_record(scan, wheel); !status.ok())
@@ -608,7 +617,7 @@ util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptio
 
     auto digest = util::sha256_file(host_path);
     if (!digest.ok())
-        return digest.error();
+        return named(digest.error());
     scan.wheel_sha256 = util::Sha256::to_hex(*digest);
     std::error_code error;
     scan.wheel_size = std::filesystem::file_size(host_path, error);

@@ -68,7 +68,8 @@ struct ScanOptions {
 // missing METADATA/WHEEL/RECORD, Wheel-Version 2+, sizes over ScanOptions, and any file not
 // matching its RECORD row (sha256 only) or not listed there. libarchive reads '\' in a zip
 // name as '/', so such a name fails as a RECORD mismatch rather than by name;
-// an unreadable file or broken zip gives "HOST_PATH: problem". The whole file's SHA-256 costs
+// an unreadable file or broken zip gives "HOST_PATH: problem", or, when ScanOptions::filename
+// names a blob stored under another name, "FILE.whl: problem (the copy at HOST_PATH)". The whole file's SHA-256 costs
 // one more sequential read: libarchive seeks to the central directory first, so its own reads
 // cannot feed a hash of the file.
 util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptions& options = {});

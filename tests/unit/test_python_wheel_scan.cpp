@@ -446,6 +446,12 @@ TEST_SUITE("rootlock::python") {
         REQUIRE_FALSE(missing.ok());
         CHECK(missing.error().text() ==
               dir / "demo-2.0-py3-none-any.whl" + ": no such file or directory");
+        // A cache blob (named by its hash) names the wheel first, then where its bytes are.
+        std::string blob = dir.write_file("0123abcd", "not a zip at all");
+        auto cached = scan_wheel(blob, ScanOptions{.filename = k_wheel});
+        REQUIRE_FALSE(cached.ok());
+        CHECK(cached.error().text() ==
+              k_wheel + ": Unrecognized archive format (the copy at " + blob + ")");
     }
 
     TEST_CASE("the scan cache JSON round-trips every field") {
