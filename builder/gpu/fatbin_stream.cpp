@@ -221,16 +221,14 @@ void FatbinStreamScanner::feed_candidates(std::span<const std::byte> bytes) {
                 candidate.failed = true;
         }
     }
-    std::vector<Candidate> still;
+    // Complete containers are kept, failed ones dropped; the rest wait for later bytes.
     for (Candidate& candidate : m_active) {
         if (candidate.complete) {
             m_done.push_back({candidate.start, candidate.end, candidate.version,
                               candidate.header_size, std::move(candidate.entries)});
-        } else if (!candidate.failed) {
-            still.push_back(std::move(candidate));
         }
     }
-    m_active = std::move(still);
+    std::erase_if(m_active, [](const Candidate& c) { return c.complete || c.failed; });
 }
 
 // The bytes a candidate waited for have come: decode them and say what it waits for next.
