@@ -69,9 +69,9 @@ struct ScanOptions {
 // matching its RECORD row (sha256 only) or not listed there. libarchive reads '\' in a zip
 // name as '/', so such a name fails as a RECORD mismatch rather than by name;
 // an unreadable file or broken zip gives "HOST_PATH: problem", or, when ScanOptions::filename
-// names a blob stored under another name, "FILE.whl: problem (the copy at HOST_PATH)". The whole file's SHA-256 costs
-// one more sequential read: libarchive seeks to the central directory first, so its own reads
-// cannot feed a hash of the file.
+// names a blob stored under another name, "FILE.whl: problem (the copy at HOST_PATH)". The whole
+// file's SHA-256 costs one more sequential read: libarchive seeks to the central directory first,
+// so its own reads cannot feed a hash of the file.
 util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptions& options = {});
 
 // The symbol versions the wheel's ELF objects need from sonames it does not provide
