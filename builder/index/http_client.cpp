@@ -424,9 +424,10 @@ struct HttpClient::Engine {
     }
 
     void finish_file(Transfer& t) {
-        if (t.expected_size && t.written < *t.expected_size) {
-            // A response that ended early yet looked complete (a Content-Length that lies, a
-            // proxy's cut): resumed from where it stopped, as a cut connection is.
+        if (t.expected_size && t.written < *t.expected_size && t.known_total == 0) {
+            // A body that ended early without having said its length (chunked, or closed by the
+            // server) looks complete to HTTP, yet may be a cut: resumed from where it stopped. A
+            // body that said its length and gave it all is another file: a size mismatch below.
             retry_or_fail(t, fmt::format("the response ended after {} of {} bytes", t.written,
                                          *t.expected_size));
             return;

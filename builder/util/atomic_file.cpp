@@ -14,8 +14,14 @@ namespace rootlock::util {
 
 namespace {
 
+// A write of rootlock's own output failed (a full disk, a read-only directory): exit 3.
 Error errno_error(const std::string& path) {
     return make_io_error(path, std::strerror(errno));
+}
+
+// A file the caller named could not be read (missing, a directory): bad input, exit 2.
+Error read_error(const std::string& path) {
+    return make_error(path, std::strerror(errno));
 }
 
 std::string parent_of(const std::string& path) {
@@ -98,7 +104,7 @@ Status write_file_atomically(const std::string& path, std::string_view bytes) {
 Result<std::string> read_host_file(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno_error(path);
+        return read_error(path);
     std::string out;
     char buffer[65536];
     for (;;) {
@@ -109,7 +115,7 @@ Result<std::string> read_host_file(const std::string& path) {
             const int saved = errno;
             ::close(fd);
             errno = saved;
-            return errno_error(path);
+            return read_error(path);
         }
         if (got == 0)
             break;
@@ -122,7 +128,7 @@ Result<std::string> read_host_file(const std::string& path) {
 Result<std::string> read_host_file_prefix(const std::string& path, size_t limit) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno_error(path);
+        return read_error(path);
     std::string out(limit, '\0');
     size_t have = 0;
     while (have < limit) {
@@ -141,7 +147,7 @@ Result<std::string> read_host_file_prefix(const std::string& path, size_t limit)
 Result<uint64_t> read_host_file_size(const std::string& path) {
     struct stat info {};
     if (::stat(path.c_str(), &info) != 0)
-        return errno_error(path);
+        return read_error(path);
     return static_cast<uint64_t>(info.st_size);
 }
 

@@ -5,8 +5,8 @@ real Debian base:
      transfer once the --timeout window passes below --min-rate; every retry too; then exit 3
      with one line naming the URL and the rate, within the bound the options give;
   b. the same fault on the first request only: retried, and the lock is written;
-  c. a response that looks complete but holds half the file (its Content-Length lies): resumed
-     with a Range request as a cut connection is, not reported as a digest mismatch;
+  c. a response that looks complete but holds half the file (no Content-Length, the connection
+     closed): resumed with a Range request as a cut connection is, not reported as a mismatch;
   d. --deadline: a trickle that the rate check would wait out is cut when the run's deadline
      passes: exit 3 within a second or two of it, naming the URL;
   e. local failures are exit 3 with one line naming the path and the errno text: a cache
