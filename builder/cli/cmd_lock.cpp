@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -16,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report_text.hpp"
+#include "cli/wire_limits.hpp"
 #include "lock/locker.hpp"
 #include "pylock/pylock.hpp"
 #include "python/metadata.hpp"
@@ -41,8 +41,7 @@ struct LockCliOptions {
     bool json = false;
     int jobs = 8;
     double timeout = 30;
-    uint64_t min_rate = 1024;  // bytes/s over each --timeout window; 0: no minimum
-    double deadline = 0;       // seconds for the whole run; 0: none
+    WireLimits wire;
 };
 
 // The recipe as seen from the lock's folder ("../recipes/demo.toml"), so that the lock's bytes do
@@ -292,11 +291,7 @@ int run_lock_command(const LockCliOptions& options) {
     }
     lock_options.http.max_parallel = options.jobs;
     lock_options.http.stall_timeout_ms = static_cast<long>(options.timeout * 1000);
-    lock_options.http.min_rate = options.min_rate;
-    if (options.deadline > 0)
-        lock_options.http.deadline =
-            std::chrono::steady_clock::now() +
-            std::chrono::milliseconds(static_cast<int64_t>(options.deadline * 1000));
+    apply_wire_limits(options.wire, lock_options.http);
     lock_options.http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
     const bool tty = ::isatty(2) != 0 && !options.json;
     if (tty) {
@@ -354,14 +349,7 @@ void register_lock(CLI::App& app, std::function<int()>& run) {
         ->add_option("--timeout", options->timeout,
                      "Seconds without data before a download fails (default: 30)")
         ->check(CLI::PositiveNumber);
-    command->add_option("--min-rate", options->min_rate,
-                        "Bytes per second a download must average over each --timeout window, or "
-                        "it fails like a silent one (default: 1024; 0: no minimum)");
-    command
-        ->add_option("--deadline", options->deadline,
-                     "Seconds the whole run may take on the network; past them every transfer "
-                     "fails with exit 3 (default: none)")
-        ->check(CLI::NonNegativeNumber);
+    add_wire_limit_options(*command, options->wire);
     command->callback([options, &run] { run = [options] { return run_lock_command(*options); }; });
 }
 

@@ -2,7 +2,6 @@
 // progress on a terminal, one summary line or the --json contract of docs/cli.md.
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -11,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/wire_limits.hpp"
 #include "registry/credentials.hpp"
 #include "registry/image_reference.hpp"
 #include "registry/push.hpp"
@@ -31,8 +31,7 @@ struct PushCliOptions {
     uint64_t chunk_mib = 64;
     int retries = 4;
     double timeout = 30;
-    uint64_t min_rate = 1024;  // bytes/s over each --timeout window; 0: no minimum
-    double deadline = 0;       // seconds for the whole run; 0: none
+    WireLimits wire;
     std::string cache_dir;
 };
 
@@ -65,10 +64,7 @@ int run_push_command(const PushCliOptions& options) {
     http.user_agent = std::string("rootlock/") + ROOTLOCK_VERSION;
     http.retries = options.retries;
     http.stall_timeout_ms = static_cast<long>(options.timeout * 1000);
-    http.min_rate = options.min_rate;
-    if (options.deadline > 0)
-        http.deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(options.deadline * 1000));
+    apply_wire_limits(options.wire, http);
     index::HttpClient client(http);
     registry::RegistryOptions registry_options;
     registry_options.insecure = options.insecure;
@@ -171,14 +167,7 @@ void register_push(CLI::App& app, std::function<int()>& run) {
         ->add_option("--timeout", options->timeout,
                      "Seconds without progress before an attempt fails (default 30)")
         ->check(CLI::PositiveNumber);
-    command->add_option("--min-rate", options->min_rate,
-                        "Bytes per second a transfer must average over each --timeout window, or "
-                        "it fails like a silent one (default: 1024; 0: no minimum)");
-    command
-        ->add_option("--deadline", options->deadline,
-                     "Seconds the whole push may take on the network; past them every transfer "
-                     "fails with exit 3 (default: none)")
-        ->check(CLI::NonNegativeNumber);
+    add_wire_limit_options(*command, options->wire);
     command->add_option("--cache-dir", options->cache_dir,
                         "Where pushes are remembered for mounts (default: the download cache)");
     command->add_flag("--json", options->json, "Print the outcome as JSON");
