@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "python/wheel_scan.hpp"
+#include "util/sealed_text.hpp"
 
 namespace rootlock::assemble {
 
@@ -32,7 +33,7 @@ std::vector<std::string> cached_builds_defining(const std::string& cache_dir,
                                                 const std::vector<std::string>& symbols) {
     std::set<std::string> versions;
     std::error_code error;
-    const std::filesystem::path root = std::filesystem::path(cache_dir) / "scans" / "v1";
+    const std::filesystem::path root = python::scan_cache_folder(cache_dir);
     if (symbols.empty() || !std::filesystem::is_directory(root, error))
         return {};
     // Scans are JSON with keys in sorted order; a cheap text test skips other projects' scans
@@ -45,7 +46,10 @@ std::vector<std::string> cached_builds_defining(const std::string& cache_dir,
         std::string text = read_all(it->path());
         if (text.find(marker) == std::string::npos)
             continue;
-        auto scan = python::scan_from_json(text);
+        auto content = util::unseal_text(text);
+        if (!content)
+            continue;  // damaged: the run that reads it as a wheel's scan says so
+        auto scan = python::scan_from_json(*content);
         if (!scan.ok() || scan->filename.normalized_name != project)
             continue;
         for (const auto& entry : scan->entries) {

@@ -174,6 +174,7 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
         if (collected != nullptr)
             *collected = {
                 {"architecture", job.architecture}, {"lock", lock_path}, {"error", message}};
+        print_cache_damage();
         fmt::print(stderr, "rootlock: {}\n", tagged(job, message));
         return code;
     };

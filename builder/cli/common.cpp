@@ -11,15 +11,23 @@
 #include "cli/image_input.hpp"
 #include "fs/directory_tree.hpp"
 #include "fs/tar_tree.hpp"
+#include "util/cache_damage.hpp"
 
 namespace rootlock::cli {
 
+void print_cache_damage() {
+    for (const auto& line : util::take_cache_damage())
+        fmt::print(stderr, "rootlock: warning: {}\n", line);
+}
+
 int fail_usage(const std::string& message) {
+    print_cache_damage();
     fmt::print(stderr, "rootlock: {}\n", message);
     return k_exit_usage;
 }
 
 int fail_io(const std::string& message) {
+    print_cache_damage();
     fmt::print(stderr, "rootlock: {}\n", message);
     return k_exit_io;
 }

@@ -19,12 +19,17 @@ inline constexpr int k_exit_problems = 1;
 inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_io = 3;
 
+// The cache entries found damaged so far (util/cache_damage), one warning line each on stderr:
+// before a failure's line (fail_usage, fail_io), or when the command ends (main).
+void print_cache_damage();
+
 // A usage or input error: one line on stderr, exit 2.
 int fail_usage(const std::string& message);
 // An I/O failure: one line on stderr, exit 3.
 int fail_io(const std::string& message);
 
-// An error by its kind: a network failure exits 3, anything else 2.
+// An error by its kind: bad input exits 2; the network, the disk or bytes that failed their
+// digest (util::exits_as_io) exit 3.
 int fail_with(const util::Error& error);
 
 // "1.5 GiB", "3.2 MiB", "0.4 KiB": sizes in progress lines and summaries.

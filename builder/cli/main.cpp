@@ -50,7 +50,9 @@ int main(int argc, char** argv) {
         return k_exit_usage;
     }
     try {
-        return run ? run() : k_exit_usage;
+        const int code = run ? run() : k_exit_usage;
+        print_cache_damage();
+        return code;
     } catch (const std::exception& e) {
         fmt::print(stderr, "rootlock: internal error (a bug, please report it): {}\n", e.what());
         return 70;

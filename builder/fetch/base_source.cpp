@@ -11,6 +11,7 @@
 #include <future>
 
 #include "fetch/debian_base.hpp"
+#include "fetch/file_digest.hpp"
 #include "fs/tar_tree.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
@@ -62,6 +63,11 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
         if (remembered.ok() && *remembered == base.sha256) {
             out.host_path = blob;
         } else {
+            if (remembered.ok() && !remembered->empty()) {
+                // Stored under its digest, now of other bytes: damaged on disk.
+                ROOTLOCK_TRY(kept, store.find(base.sha256));
+                (void)kept;  // removed and reported (offline: refused, named)
+            }
             if (options.offline)
                 return util::make_network_error(
                     location, "not in the cache and --offline forbids the network");
@@ -156,25 +162,6 @@ util::Result<AcquiredBase> debian_base(const recipe::DebianBase& debian, const B
 }
 
 }  // namespace
-
-util::Result<std::string> remembered_sha256(const std::string& path, index::PageCache& pages) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0)
-        return util::make_error(path, std::strerror(errno));
-    auto nanoseconds = [](const timespec& time) {
-        return std::to_string(time.tv_sec) + "." + std::to_string(time.tv_nsec);
-    };
-    const std::string key = "file-sha256\n" + path + "\n" + std::to_string(info.st_dev) + ":" +
-                            std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) + ":" +
-                            nanoseconds(info.st_mtim) + ":" + nanoseconds(info.st_ctim);
-    auto cached = pages.get(key);
-    if (cached.ok() && cached->has_value() && util::is_sha256_hex((*cached)->body))
-        return (*cached)->body;
-    ROOTLOCK_TRY(digest, util::sha256_file(path));
-    std::string hex = util::Sha256::to_hex(digest);
-    (void)pages.put(key, index::CachedPage{path, "text/plain", "", "", hex});
-    return hex;
-}
 
 util::Result<AcquiredBase> acquire_base(const recipe::BaseSection& base, const BaseOptions& options,
                                         index::HttpClient& http, index::ContentStore& store,

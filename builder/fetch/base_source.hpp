@@ -51,9 +51,4 @@ util::Result<AcquiredBase> acquire_locked_base(const pylock::LockBase& base,
                                                const BaseOptions& options, index::HttpClient& http,
                                                index::ContentStore& store, index::PageCache& pages);
 
-// The sha256 of a large local file, remembered in `pages` under its identity (device, inode,
-// size, mtime and ctime, all in nanoseconds), so that a relock does not hash a 1 GB base again.
-// Any change to the file changes its ctime, which the user cannot set back.
-util::Result<std::string> remembered_sha256(const std::string& path, index::PageCache& pages);
-
 }  // namespace rootlock::fetch

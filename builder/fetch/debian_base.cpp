@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -17,7 +19,9 @@
 #include "debian/signature.hpp"
 #include "fetch/debian_archive.hpp"
 #include "fetch/emulation.hpp"
+#include "fetch/file_digest.hpp"
 #include "fs/tar_tree.hpp"
+#include "index/page_cache.hpp"
 #include "util/atomic_file.hpp"
 #include "util/sha256.hpp"
 #include "util/subprocess.hpp"
@@ -458,7 +462,12 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
     key_text += "sources\n" + sources;
     const std::string key = util::sha256_hex(key_text).substr(0, 32);
     const std::string tarball = store.root() + "/bases/debian-" + key + ".tar";
-    if (file_exists(tarball))
+    // Checked against the digest it was assembled with (remembered, so hashed only when the
+    // file changed): a damaged base is assembled again from its verified .debs.
+    index::PageCache pages(store.root());
+    pages.set_offline(options.offline);
+    ROOTLOCK_TRY(whole, check_made_file(tarball, pages, options.offline));
+    if (whole)
         return tarball;
 
     // A foreign architecture's maintainer scripts need emulation: said before any download.
@@ -503,8 +512,21 @@ util::Result<std::string> assemble_debian_base(const pylock::LockBase& base,
         ::unlink(temp.c_str());
         return checked.error();
     }
+    auto digest = util::sha256_file(temp);
+    if (!digest.ok()) {
+        ::unlink(temp.c_str());
+        return digest.error();
+    }
+    const std::string sha256 = util::Sha256::to_hex(*digest);
+    if (auto recorded = record_made_file(tarball, sha256); !recorded.ok()) {
+        ::unlink(temp.c_str());
+        return recorded.error();
+    }
     if (::rename(temp.c_str(), tarball.c_str()) != 0)
-        return util::make_error(tarball, "cannot move the new Debian base into the cache");
+        return util::make_io_error(tarball, std::string("cannot move the new Debian base into the "
+                                                        "cache: ") +
+                                                std::strerror(errno));
+    remember_sha256(tarball, sha256, pages);
     return tarball;
 }
 

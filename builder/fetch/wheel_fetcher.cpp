@@ -2,10 +2,14 @@
 // scan at most once ever: a scan is keyed by the wheel's sha256, so it never goes stale.
 #include "fetch/wheel_fetcher.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
 #include "util/atomic_file.hpp"
+#include "util/cache_damage.hpp"
+#include "util/sealed_text.hpp"
 
 namespace rootlock::fetch {
 
@@ -23,25 +27,42 @@ WheelFetcher::WheelFetcher(index::HttpClient& http, index::ContentStore& store,
     : m_http(http), m_store(store), m_pages(pages), m_offline(offline), m_threads(threads) {}
 
 std::string WheelFetcher::scan_cache_path(const std::string& sha256) const {
-    return m_store.root() + "/scans/v1/" + sha256.substr(0, 2) + "/" + sha256.substr(2) + ".json";
+    return python::scan_cache_path(m_store.root(), sha256);
 }
 
-std::optional<std::shared_ptr<const python::WheelScan>> WheelFetcher::cached_scan(
+util::Result<std::optional<std::shared_ptr<const python::WheelScan>>> WheelFetcher::cached_scan(
     const std::string& sha256) const {
-    auto cached = util::read_host_file(scan_cache_path(sha256));
+    using Found = std::optional<std::shared_ptr<const python::WheelScan>>;
+    const std::string path = scan_cache_path(sha256);
+    auto cached = util::read_host_file(path);
     if (!cached.ok())
-        return std::nullopt;
-    auto parsed = python::scan_from_json(*cached);
+        return Found();
+    auto content = util::unseal_text(*cached);
+    if (!content) {
+        const std::string what =
+            "damaged: its content does not match the digest it was written "
+            "with";
+        if (m_offline)
+            return util::make_integrity_error(
+                path, what +
+                          " (--offline: remove it, or run without --offline to scan the "
+                          "wheel again)");
+        ::unlink(path.c_str());
+        util::report_cache_damage(path + ": " + what + "; removed, the wheel scanned again");
+        return Found();
+    }
+    auto parsed = python::scan_from_json(std::string(*content));
     if (!parsed.ok() || parsed->wheel_sha256 != sha256)
-        return std::nullopt;  // stale or damaged: rescanned from the wheel, then replaced
-    return std::make_shared<python::WheelScan>(std::move(*parsed));
+        return Found();  // another schema's scan: rescanned from the wheel, then replaced
+    return Found(std::make_shared<python::WheelScan>(std::move(*parsed)));
 }
 
 util::Result<std::shared_ptr<const python::WheelScan>> WheelFetcher::scan(
     const std::string& sha256, const std::string& host_path, const std::string& filename,
     bool& from_cache) {
     const std::string cache_path = scan_cache_path(sha256);
-    if (auto cached = cached_scan(sha256)) {
+    ROOTLOCK_TRY(cached, cached_scan(sha256));
+    if (cached) {
         from_cache = true;
         return *cached;
     }
@@ -51,7 +72,7 @@ util::Result<std::shared_ptr<const python::WheelScan>> WheelFetcher::scan(
     if (fresh.wheel_sha256 != sha256)
         return util::make_error(host_path, "changed while it was being scanned");
     from_cache = false;
-    (void)util::write_file_atomically(cache_path, python::scan_to_json(fresh));
+    (void)util::write_file_atomically(cache_path, util::seal_text(python::scan_to_json(fresh)));
     return std::shared_ptr<const python::WheelScan>(
         std::make_shared<python::WheelScan>(std::move(fresh)));
 }
@@ -76,16 +97,25 @@ std::vector<util::Result<FetchedWheel>> WheelFetcher::fetch(
         std::string expected = known == file.hashes.end() ? std::string() : known->second;
         if (expected.empty()) {
             auto remembered = m_pages.get(hash_key(file.url));
-            if (remembered.ok() && remembered->has_value())
+            if (!remembered.ok()) {
+                results[i] = remembered.error();  // damaged, and --offline
+                continue;
+            }
+            if (remembered->has_value())
                 expected = (*remembered)->body;
         }
         if (!expected.empty()) {
             // A wheel scanned before needs no bytes to be locked: the scan is keyed by the
             // hash the index vouches for. (Building the image reads and verifies the blob.)
-            if (auto scanned = cached_scan(expected)) {
+            auto scanned = cached_scan(expected);
+            if (!scanned.ok()) {
+                results[i] = scanned.error();
+                continue;
+            }
+            if (*scanned) {
                 ++m_stats.scans_from_cache;
-                FetchedWheel wheel{expected, (*scanned)->wheel_size, m_store.blob_path(expected),
-                                   *scanned};
+                FetchedWheel wheel{expected, (**scanned)->wheel_size, m_store.blob_path(expected),
+                                   **scanned};
                 m_done.emplace(file.url, wheel);
                 results[i] = std::move(wheel);
                 continue;

@@ -58,7 +58,7 @@ class WheelFetcher {
                                                                 const std::string& filename,
                                                                 bool& from_cache);
     std::string scan_cache_path(const std::string& sha256) const;
-    std::optional<std::shared_ptr<const python::WheelScan>> cached_scan(
+    util::Result<std::optional<std::shared_ptr<const python::WheelScan>>> cached_scan(
         const std::string& sha256) const;
 
     index::HttpClient& m_http;

@@ -122,6 +122,7 @@ util::Result<pylock::LockBase> match_debs(const fs::FileTree& tree, const DpkgFr
     http_options.offline = options.offline;
     index::HttpClient http(http_options);
     index::ContentStore store(options.cache_dir);
+    store.set_offline(options.offline);  // a damaged entry cannot be fetched again
     pylock::LockBase base;
     base.kind = "debian";
     base.variant = "minbase";

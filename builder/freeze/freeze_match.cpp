@@ -248,6 +248,8 @@ util::Result<MatchReport> match_wheels(FreezeResult& frozen, const python::Pytho
     index::HttpClient http(http_options);
     index::ContentStore store(options.cache_dir);
     index::PageCache pages(options.cache_dir);
+    store.set_offline(options.offline);  // a damaged entry cannot be fetched again
+    pages.set_offline(options.offline);
     index::IndexClient client(http, pages, store, options.offline);
 
     const pylock::LockTarget target =

@@ -5,10 +5,14 @@
 // holds about one image's worth of frames per output path.
 //
 // The cache is an optimisation only: a frame it cannot write or read back whole is compressed
-// again, and nothing it holds changes an image's bytes.
+// again, and nothing it holds changes an image's bytes. Each frame's checksum (frame_checksum)
+// is kept beside it, under CACHE/frames/sums/KK/KEY, and checked as the frame's bytes are hashed
+// into the image (OutputSink::write): a frame changed on disk ends that write, and the build
+// discards it and writes the image again with every frame checked as it is loaded.
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,6 +23,12 @@
 #include "util/mapped_file.hpp"
 
 namespace rootlock::image {
+
+// A frame from the cache and the checksum it was stored with.
+struct CachedFrame {
+    util::MappedFile file;
+    uint64_t checksum = 0;
+};
 
 class FrameCache {
   public:
@@ -31,7 +41,18 @@ class FrameCache {
     // buffer would be zeroed and filled for each. Safe because a cache file is never changed in
     // place, only replaced by rename or unlinked, which leave a mapping intact. The file stays
     // open beside its mapping, so the sink can clone it into the image (OutputSink::write).
-    std::optional<util::MappedFile> load(const std::string& key) const;
+    // A frame stored without a checksum (by an earlier version) is absent.
+    std::optional<CachedFrame> load(const std::string& key) const;
+    // From now on, load() reads each frame's bytes and checks them against its checksum itself
+    // before handing it on, discarding (and reporting, util/cache_damage) the ones that fail:
+    // a second read, for the write after one found a damaged frame, so that it cannot fail so.
+    void check_on_load() { m_check_on_load = true; }
+    // Removes the frame at `path` (one load() gave) and its checksum, and reports it.
+    void discard(const std::string& path) const;
+    // Offline, a damaged frame is not discarded but refused: load() leaves it in place and
+    // reads as absent, and refused() names it for the build to fail with.
+    void set_offline(bool offline) { m_offline = offline; }
+    std::optional<std::string> refused() const;
     // Stores `frame` under `key` (a temporary file renamed into place); failures are ignored.
     void store(const std::string& key, std::span<const std::byte> frame) const;
     // Records `keys` as what the image at `image_path` holds (and, with `built`, the file
@@ -46,9 +67,16 @@ class FrameCache {
 
   private:
     std::string path_of(const std::string& key) const;
+    std::string checksum_path_of(const std::string& key) const;
 
     std::string m_root;  // CACHE/frames
     FrameCodec m_codec;
+    bool m_check_on_load = false;
+    bool m_offline = false;
+    mutable std::mutex m_refused_mutex;  // load() runs on the writing thread, refused() after
+    mutable std::optional<std::string> m_refused;
+    // discard(), or offline, the refusal.
+    void damaged(const std::string& path) const;
 };
 
 }  // namespace rootlock::image

@@ -1,6 +1,7 @@
 // zstd through ZSTD_compress2 and gzip through zlib's deflate, each one whole frame per call.
 #include "image/frame_codec.hpp"
 
+#include <isa-l/crc64.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -192,6 +193,11 @@ bool is_whole_frame(FrameCodec codec, std::span<const std::byte> bytes) {
                        is_padding_of(codec, stream.total_in, bytes.subspan(stream.total_in));
     inflateEnd(&stream);
     return whole;
+}
+
+uint64_t frame_checksum(uint64_t running, std::span<const std::byte> bytes) {
+    return crc64_ecma_refl(running, reinterpret_cast<const unsigned char*>(bytes.data()),
+                           bytes.size());
 }
 
 }  // namespace rootlock::image

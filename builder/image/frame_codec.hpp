@@ -52,4 +52,12 @@ std::vector<std::byte> frame_padding(FrameCodec codec, size_t size);
 // exactly the bytes compress_frame would append.
 bool is_whole_frame(FrameCodec codec, std::span<const std::byte> bytes);
 
+// The checksum the frame cache keeps beside each frame (CRC-64/ECMA-182, ISA-L's): `running`
+// carried on over `bytes`, starting from 0. A frame's bytes are checked against it as they pass
+// on their way into an image, beside the image's own SHA-256 in the same read, at several GB/s
+// where that SHA-256 runs at one: a cache entry changed on disk is found without a second hash
+// of the image's bytes. Not a defence against someone who can write the cache (they could
+// write the checksum too); a defence against disks and hands.
+uint64_t frame_checksum(uint64_t running, std::span<const std::byte> bytes);
+
 }  // namespace rootlock::image

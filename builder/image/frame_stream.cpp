@@ -59,9 +59,9 @@ util::Status FrameStream::drain(size_t keep) {
     while (!m_pending.empty()) {
         Pending& front = m_pending.front();
         if (front.cached) {
-            util::MappedFile frame = std::move(*front.cached);
+            CachedFrame frame = std::move(*front.cached);
             m_pending.pop_front();
-            if (auto written = m_sink.write(std::move(frame)); !written.ok())
+            if (auto written = m_sink.write(std::move(frame.file), frame.checksum); !written.ok())
                 return written;
             continue;
         }
@@ -98,6 +98,11 @@ util::Result<bool> FrameStream::begin(const std::string& key) {
                 return drained.error();
             return true;
         }
+        if (auto refused = m_cache->refused())
+            return util::make_integrity_error(
+                *refused,
+                "damaged: not the frame the frame cache stored (--offline: remove it, "
+                "or run without --offline to compress it again)");
     }
     // Room for a whole frame at once: grown from empty, the vector would copy each frame's
     // bytes about twice more on the way (a fifth of a full build's time went there).

@@ -57,7 +57,7 @@ class FrameStream {
         std::optional<util::Error> error;
     };
     struct Pending {
-        std::optional<util::MappedFile> cached;  // a frame from the cache
+        std::optional<CachedFrame> cached;  // a frame from the cache
         std::shared_ptr<Job> job;
         std::future<void> done;
     };

@@ -19,6 +19,7 @@
 #include "assemble/recipe_extras.hpp"
 #include "check/gpu_coverage.hpp"
 #include "fetch/base_source.hpp"
+#include "fetch/file_digest.hpp"
 #include "fetch/wheel_fetcher.hpp"
 #include "fs/overlay_tree.hpp"
 #include "fs/zip_index.hpp"
@@ -386,6 +387,8 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     index::HttpClient http(options.http);
     index::ContentStore store(options.cache_dir);
     index::PageCache pages(options.cache_dir);
+    store.set_offline(options.offline);  // a damaged entry cannot be fetched again
+    pages.set_offline(options.offline);
 
     // 1. The base, verified against the lock.
     fetch::BaseOptions base_options;
@@ -399,9 +402,15 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
     std::string plain = base.host_path;
     if (!is_plain_tar(plain)) {
         plain = store.root() + "/bases/plain-" + data.base.sha256 + ".tar";  // tarball bases only
-        if (::access(plain.c_str(), R_OK) != 0) {
-            ROOTLOCK_TRY(made, decompress_to_plain_tar(base.host_path, plain));
-            (void)made;  // the plain tar's own digest: the compressed one was checked
+        ROOTLOCK_TRY(whole, fetch::check_made_file(plain, pages, options.offline));
+        if (!whole) {
+            // Its digest recorded before it is renamed into place, then remembered: the frame
+            // keys below need it, and it is never read twice for it.
+            ROOTLOCK_TRY(made, decompress_to_plain_tar(
+                                   base.host_path, plain, [&plain](const std::string& sha256) {
+                                       return fetch::record_made_file(plain, sha256);
+                                   }));
+            fetch::remember_sha256(plain, made, pages);
         }
     }
     ROOTLOCK_TRY(base_index, index_tar(plain));
@@ -628,7 +637,8 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         oci.threads = options.threads;
         // Layers keyed by what they hold: a one-package change writes that package's layer.
         ROOTLOCK_TRY(base_sha256, fetch::remembered_sha256(plain, pages));
-        const LayerCache layer_cache(options.cache_dir);
+        LayerCache layer_cache(options.cache_dir);
+        layer_cache.set_offline(options.offline);
         oci.cache = &layer_cache;
         oci.identities = framed_entries(planned, base_index, base_sha256, wheels);
         oci.identity =
@@ -666,6 +676,7 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 " " + tar_writer_identity() + " rootlock-frames-2";
             cuts = plan_frames(framed_entries(planned, base_index, base_sha256, wheels), plan);
             frame_cache.emplace(options.cache_dir, codec);
+            frame_cache->set_offline(options.offline);
             writer_options.frame_cuts = &cuts;
             writer_options.frame_cache = &*frame_cache;
         }
@@ -685,20 +696,35 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 return finish_outcome(lock, data, options, std::move(outcome), "");
             }
         }
-        auto writer = TarWriter::create(temporary, writer_options);
-        if (!writer.ok())
-            return fail(writer.error());
-        for (const auto& item : planned)
-            if (auto added = write_item(**writer, item); !added.ok())
-                return fail(added.error());
-        outcome.entries = (*writer)->entries();
-        if (auto finished = (*writer)->finish(); !finished.ok())
-            return fail(finished.error());
-        outcome.sha256 = util::Sha256::to_hex((*writer)->digest());
-        outcome.frames = (*writer)->frames();
-        outcome.frames_reused = (*writer)->frames_reused();
-        outcome.frames_cloned = (*writer)->frames_cloned();
-        writer->reset();
+        // A cached frame whose bytes fail their checksum ends the write (it may be in the file
+        // already): it is discarded and the image written again, every frame then checked as
+        // it is loaded, so a second write cannot end so. Offline, the damage is the error.
+        for (bool again = false;; again = true) {
+            auto writer = TarWriter::create(temporary, writer_options);
+            if (!writer.ok())
+                return fail(writer.error());
+            auto write_all = [&]() -> util::Status {
+                for (const auto& item : planned)
+                    if (auto added = write_item(**writer, item); !added.ok())
+                        return added;
+                return (*writer)->finish();
+            };
+            if (auto written = write_all(); !written.ok()) {
+                auto damaged = (*writer)->damaged_frame();
+                writer->reset();
+                if (!damaged || again || options.offline)
+                    return fail(written.error());
+                frame_cache->discard(*damaged);
+                frame_cache->check_on_load();
+                continue;
+            }
+            outcome.entries = (*writer)->entries();
+            outcome.sha256 = util::Sha256::to_hex((*writer)->digest());
+            outcome.frames = (*writer)->frames();
+            outcome.frames_reused = (*writer)->frames_reused();
+            outcome.frames_cloned = (*writer)->frames_cloned();
+            break;
+        }
         if (::rename(temporary.c_str(), options.output.c_str()) != 0)
             return fail(util::make_io_error(options.output, std::strerror(errno)));
         set_temporary("");

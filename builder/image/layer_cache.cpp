@@ -1,6 +1,9 @@
 // A blob is trusted while its size and modification time (nanoseconds) are those recorded when
 // it was stored: hashing a GiB layer again would cost what the cache saves. Hard links keep
-// both (a link changes only the ctime), and a blob replaced or truncated changes them.
+// both (a link changes only the ctime, which is why the ctime is not part of the stamp), and
+// a blob replaced, truncated or written to in place changes them. A change that restores the
+// modification time afterwards goes unseen here; the layer's digest in the image then no
+// longer matches its bytes, which every OCI client checks on pull (and `check` on read).
 #include "image/layer_cache.hpp"
 
 #include <sys/stat.h>
@@ -13,6 +16,7 @@
 
 #include "image/cache_listing.hpp"
 #include "util/atomic_file.hpp"
+#include "util/cache_damage.hpp"
 
 namespace rootlock::image {
 
@@ -56,23 +60,35 @@ std::string LayerCache::meta_of(const std::string& key) const {
     return m_root + "/meta/" + key.substr(0, 2) + "/" + key;
 }
 
-std::optional<CachedLayer> LayerCache::take(const std::string& key,
-                                            const std::string& host_path) const {
+util::Result<std::optional<CachedLayer>> LayerCache::take(const std::string& key,
+                                                          const std::string& host_path) const {
+    using Found = std::optional<CachedLayer>;
     auto text = util::read_host_file(meta_of(key));
     if (!text.ok())
-        return std::nullopt;
+        return Found();
+    const std::string blob = blob_of(key);
+    auto now = size_and_mtime(blob);
+    if (!now)
+        return Found();  // a record whose layer was never placed: written again
     std::istringstream in(*text);
     CachedLayer layer;
     int64_t mtime = 0;
-    if (!(in >> layer.digest >> layer.size >> layer.diff_id >> mtime))
-        return std::nullopt;
-    const std::string blob = blob_of(key);
-    auto now = size_and_mtime(blob);
-    if (!now || now->first != layer.size || now->second != mtime)
-        return std::nullopt;
+    if (!(in >> layer.digest >> layer.size >> layer.diff_id >> mtime) || now->first != layer.size ||
+        now->second != mtime) {
+        const std::string what = "damaged: changed since it was stored (its size or time)";
+        if (m_offline)
+            return util::make_integrity_error(
+                blob, what +
+                          " (--offline: remove it, or run without --offline to write it "
+                          "again)");
+        ::unlink(blob.c_str());
+        ::unlink(meta_of(key).c_str());
+        util::report_cache_damage(blob + ": " + what + "; removed, the layer written again");
+        return Found();
+    }
     if (!place(blob, host_path))
-        return std::nullopt;
-    return layer;
+        return Found();
+    return Found(layer);
 }
 
 void LayerCache::store(const std::string& key, const std::string& host_path,

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "util/result.hpp"
+
 namespace rootlock::image {
 
 struct CachedLayer {
@@ -25,9 +27,15 @@ class LayerCache {
     // `cache_dir`: the content store's root (the layers live in its "layers" folder).
     explicit LayerCache(const std::string& cache_dir);
 
+    // Offline, a damaged layer is an error instead of discarded (take()).
+    void set_offline(bool offline) { m_offline = offline; }
+
     // The layer under `key`, put at `host_path` (a hard link, else a copy), or nullopt when
-    // absent or changed since it was stored (size or modification time).
-    std::optional<CachedLayer> take(const std::string& key, const std::string& host_path) const;
+    // absent. One changed since it was stored (its size or modification time, or a record
+    // that does not parse) is damaged: removed and reported (util/cache_damage), then absent;
+    // offline, an ErrorKind::integrity error naming it.
+    util::Result<std::optional<CachedLayer>> take(const std::string& key,
+                                                  const std::string& host_path) const;
     // Keeps the finished layer at `host_path` under `key` (a hard link, else a copy).
     void store(const std::string& key, const std::string& host_path,
                const CachedLayer& layer) const;
@@ -39,6 +47,7 @@ class LayerCache {
     std::string meta_of(const std::string& key) const;
 
     std::string m_root;  // CACHE/layers
+    bool m_offline = false;
 };
 
 }  // namespace rootlock::image

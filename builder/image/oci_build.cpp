@@ -44,14 +44,19 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
                 members.add(input.identities[index], input.entries[index].from_base ? -1 : mtime);
             key = members.hex();
             keys.push_back(key);
-            if (auto cached = input.cache->take(key, path)) {
+            auto cached = input.cache->take(key, path);
+            if (!cached.ok()) {
+                cleanup();
+                return cached.error();
+            }
+            if (*cached) {
                 LayerBlob blob;
                 blob.host_path = path;
                 blob.layer.blob.media_type =
                     input.zstd ? oci::k_media_layer_zstd : oci::k_media_layer_gzip;
-                blob.layer.blob.digest = cached->digest;
-                blob.layer.blob.size = cached->size;
-                blob.layer.diff_id = cached->diff_id;
+                blob.layer.blob.digest = (*cached)->digest;
+                blob.layer.blob.size = (*cached)->size;
+                blob.layer.diff_id = (*cached)->diff_id;
                 ++built.layers_reused;
                 add_blob(std::move(blob), n);
                 continue;

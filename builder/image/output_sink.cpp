@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 
+#include <fmt/format.h>
+
 #include "fs/tree_errors.hpp"
+#include "image/frame_codec.hpp"
 
 namespace rootlock::image {
 
@@ -38,11 +41,16 @@ util::Status OutputSink::write(std::span<const std::byte> bytes) {
 }
 
 util::Status OutputSink::write(std::vector<std::byte>&& bytes) {
-    return enqueue(Block{std::move(bytes), std::nullopt});
+    return enqueue(Block{std::move(bytes), std::nullopt, std::nullopt});
 }
 
-util::Status OutputSink::write(util::MappedFile&& mapped) {
-    return enqueue(Block{{}, std::move(mapped)});
+util::Status OutputSink::write(util::MappedFile&& mapped, std::optional<uint64_t> checksum) {
+    return enqueue(Block{{}, std::move(mapped), checksum});
+}
+
+std::optional<std::string> OutputSink::damaged_file() {
+    std::lock_guard lock(m_mutex);
+    return m_damaged;
 }
 
 util::Status OutputSink::enqueue(Block&& block) {
@@ -114,13 +122,32 @@ void OutputSink::run_hasher() {
         // A cached frame is hashed by reading its file, not through its mapping
         // (Sha256::update_from_file): where the filesystem shares the frame's blocks, nothing
         // then touches the mapping's pages, and first touches are what cost.
+        uint64_t sum = 0;
+        auto add_to_sum = [&sum](std::span<const std::byte> piece) {
+            sum = frame_checksum(sum, piece);
+        };
         if (block->mapped && block->mapped->descriptor() >= 0) {
-            auto hashed = m_hash.update_from_file(block->mapped->descriptor(),
-                                                  block->bytes().size(), block->mapped->path());
+            auto hashed = m_hash.update_from_file(
+                block->mapped->descriptor(), block->bytes().size(), block->mapped->path(),
+                block->checksum ? std::function<void(std::span<const std::byte>)>(add_to_sum)
+                                : nullptr);
             if (!hashed.ok())
                 return abandon(hashed.error());
         } else {
             m_hash.update(block->bytes());
+            if (block->checksum)
+                add_to_sum(block->bytes());
+        }
+        if (block->checksum && sum != *block->checksum) {
+            const std::string& path = block->mapped->path();
+            {
+                std::lock_guard lock(m_mutex);
+                m_damaged = path;
+            }
+            return abandon(util::make_integrity_error(
+                path, "damaged: its bytes are not the ones the frame cache stored (checksum " +
+                          fmt::format("{:016x}", sum) + ", stored " +
+                          fmt::format("{:016x}", *block->checksum) + ")"));
         }
         done_with(m_next_to_hash);
     }

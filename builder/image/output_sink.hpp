@@ -40,7 +40,14 @@ class OutputSink {
     // The same for a mapped file (a frame from the cache), unmapped once written and hashed.
     // When it keeps its descriptor, the writing thread first asks the filesystem to share its
     // blocks with the image (FileWriter::clone) and writes the bytes only where it cannot.
-    util::Status write(util::MappedFile&& mapped);
+    // With `checksum`, the hashing thread also sums the bytes it reads (frame_checksum) and,
+    // when they differ from it, ends the sink with an ErrorKind::integrity error naming the file
+    // (damaged_file() then names it too): the bytes may be in the file already, and the caller
+    // must write the image again without that frame.
+    util::Status write(util::MappedFile&& mapped, std::optional<uint64_t> checksum = {});
+    // The mapped file whose bytes did not match their checksum, if one did; once write() or
+    // finish() has failed.
+    std::optional<std::string> damaged_file();
     // Waits for every queued byte to be written, fsyncs and closes the file. Once: later calls
     // give an error.
     util::Result<util::Sha256Digest> finish();
@@ -61,6 +68,7 @@ class OutputSink {
     struct Block {
         std::vector<std::byte> owned;
         std::optional<util::MappedFile> mapped;
+        std::optional<uint64_t> checksum;  // what frame_checksum of the mapped bytes must be
         std::span<const std::byte> bytes() const {
             return mapped ? mapped->bytes() : std::span<const std::byte>(owned);
         }
@@ -96,7 +104,8 @@ class OutputSink {
     bool m_closing = false;        // no more writes: the threads drain the queue and end
     bool m_abandon = false;        // the destructor: the threads end without draining
     bool m_finished = false;
-    std::optional<util::Error> m_error;  // the first error the writing thread met
+    std::optional<util::Error> m_error;    // the first error the writing thread met
+    std::optional<std::string> m_damaged;  // a mapped file that failed its checksum
     std::thread m_hasher;
     std::thread m_writer;
 };

@@ -80,8 +80,9 @@ class TempOutput {
 
 }  // namespace
 
-util::Result<std::string> decompress_to_plain_tar(const std::string& compressed_path,
-                                                  const std::string& out_path) {
+util::Result<std::string> decompress_to_plain_tar(
+    const std::string& compressed_path, const std::string& out_path,
+    const std::function<util::Status(const std::string& sha256)>& before_rename) {
     ROOTLOCK_TRY(reader, fs::ArchiveReader::open(compressed_path, fs::ArchiveFormat::raw));
     ROOTLOCK_TRY(entry, reader->next());
     if (!entry)
@@ -100,9 +101,14 @@ util::Result<std::string> decompress_to_plain_tar(const std::string& compressed_
         ROOTLOCK_TRY(written, output.write(out_path, bytes));
         (void)written;
     }
+    std::string digest = hash.hex_digest();
+    if (before_rename) {
+        ROOTLOCK_TRY(recorded, before_rename(digest));
+        (void)recorded;
+    }
     ROOTLOCK_TRY(committed, output.commit(out_path));
     (void)committed;
-    return hash.hex_digest();
+    return digest;
 }
 
 }  // namespace rootlock::image

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,8 +80,11 @@ util::Result<std::string> canonical_tar_path(std::string_view stored);
 
 // Decompresses the tarball at `compressed_path` (.tar.zst, .tar.gz, .tar.xz, .tar.bz2, or plain)
 // into a plain tar file at `out_path`, in 1 MiB pieces and atomically (a temporary file beside
-// it, synced, then renamed). Returns the hex SHA-256 of the plain tar, for the builder's cache.
-util::Result<std::string> decompress_to_plain_tar(const std::string& compressed_path,
-                                                  const std::string& out_path);
+// it, synced, then renamed). Returns the hex SHA-256 of the plain tar, for the builder's cache;
+// `before_rename`, when given, is called with it before the file takes its name (to record it
+// first), and its error ends the call with nothing renamed.
+util::Result<std::string> decompress_to_plain_tar(
+    const std::string& compressed_path, const std::string& out_path,
+    const std::function<util::Status(const std::string& sha256)>& before_rename = {});
 
 }  // namespace rootlock::image

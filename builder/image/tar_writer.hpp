@@ -117,6 +117,11 @@ class TarWriter {
     uint64_t frames() const { return m_frames ? m_frames->frames() : 0; }
     uint64_t frames_reused() const { return m_frames ? m_frames->reused() : 0; }
     uint64_t frames_cloned() const { return m_cloned; }
+    // The cached frame whose bytes failed their checksum, once add() or finish() failed for
+    // it (OutputSink::damaged_file): the caller discards it and writes the image again.
+    std::optional<std::string> damaged_frame() const {
+        return m_sink ? m_sink->damaged_file() : std::nullopt;
+    }
 
   private:
     struct ArchiveFree {

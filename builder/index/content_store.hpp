@@ -38,8 +38,12 @@ class ContentStore {
     // Where the blob with this digest lives (or would live); no check that it exists.
     std::string blob_path(std::string_view sha256) const;
 
+    // Offline, a damaged blob cannot be fetched again: find() then refuses it instead.
+    void set_offline(bool offline) { m_offline = offline; }
+
     // The blob's host path if it is present AND its sha256 verifies; a blob that fails
-    // verification is deleted and reported absent, never served poisoned.
+    // verification is deleted, reported (util/cache_damage) and absent, never served poisoned;
+    // offline, it is an ErrorKind::integrity error naming it, and kept for the user to see.
     util::Result<std::optional<std::string>> find(const std::string& sha256);
 
     // A new, empty, unique file in <root>/tmp for the caller to fill.
@@ -73,6 +77,7 @@ class ContentStore {
     void forget(const std::string& path);
 
     std::string m_root;
+    bool m_offline = false;
     mutable std::mutex m_memo_mutex;
     std::once_flag m_swept;  // the dead runs' temporaries cleared, once per store
     std::map<std::string, FileStamp> m_verified;

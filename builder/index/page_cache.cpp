@@ -1,5 +1,7 @@
-// The page cache's files: one small JSON document per page, read leniently (anything odd is a
-// miss) and written through a temp file and a rename so a crash never leaves half a page.
+// The page cache's files: one small JSON document per page, sealed with its digest
+// (util/sealed_text), so that a page changed on disk is found and fetched again; read leniently
+// once whole (an unknown shape is a miss) and written through a temp file and a rename so a
+// crash never leaves half a page.
 #include "index/page_cache.hpp"
 
 #include <fcntl.h>
@@ -13,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "util/cache_damage.hpp"
 #include "util/hex.hpp"
+#include "util/sealed_text.hpp"
 #include "util/sha256.hpp"
 
 namespace rootlock::index {
@@ -64,8 +68,9 @@ const std::string* string_field(const nlohmann::json& object, const char* name) 
 }
 
 // The page in `text`, or nullopt for anything that is not a page written for `key`.
-std::optional<CachedPage> parse_page(const std::string& text, const std::string& key) {
-    auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+std::optional<CachedPage> parse_page(std::string_view text, const std::string& key) {
+    auto json = nlohmann::json::parse(text.begin(), text.end(), nullptr,
+                                      /*allow_exceptions=*/false);
     if (!json.is_object())
         return std::nullopt;
     auto version = json.find("version");
@@ -113,13 +118,13 @@ std::optional<std::string> serialise(const std::string& key, const CachedPage& p
                            {"last_modified", page.last_modified},
                            {"body", page.body}};
     try {
-        return json.dump();
+        return util::seal_text(json.dump());
     } catch (const nlohmann::json::type_error&) {
     }
     json.erase("body");
     json["body_hex"] = util::to_hex(page.body);
     try {
-        return json.dump();
+        return util::seal_text(json.dump());
     } catch (const nlohmann::json::type_error&) {
         return std::nullopt;
     }
@@ -143,7 +148,24 @@ util::Result<std::optional<CachedPage>> PageCache::get(const std::string& key) c
         return text.error();
     if (!text->has_value())
         return std::optional<CachedPage>();
-    return parse_page(**text, key);
+    const std::string& stored = **text;
+    if (!stored.empty() && stored.front() == '{')
+        return std::optional<CachedPage>();  // an earlier version's page: fetched again
+    auto content = util::unseal_text(stored);
+    if (!content) {
+        const std::string what =
+            "damaged: its content does not match the digest it was written "
+            "with";
+        if (m_offline)
+            return util::make_integrity_error(
+                path, what +
+                          " (--offline: it cannot be fetched again; remove it or run without "
+                          "--offline)");
+        ::unlink(path.c_str());
+        util::report_cache_damage(path + ": " + what + "; removed, to be fetched again");
+        return std::optional<CachedPage>();
+    }
+    return parse_page(*content, key);
 }
 
 util::Status PageCache::put(const std::string& key, const CachedPage& page) {

@@ -17,13 +17,18 @@ struct CachedPage {
     std::string body;
 };
 
-// One JSON file per page, <root>/pages/<sha256(key)>.json, holding the key too so that a file
-// is only ever read back for the key it was written for. A body that is not UTF-8 is stored as
-// hex. A file that is not valid JSON or not of the expected shape reads as absent: the cache is
-// only ever a shortcut, and the caller then fetches the page again.
+// One JSON file per page, <root>/pages/<sha256(key)>.json, sealed with its own digest
+// (util/sealed_text) and holding the key too so that a file is only ever read back for the key
+// it was written for. A body that is not UTF-8 is stored as hex. A file whose seal does not
+// match is damaged: removed, reported (util/cache_damage) and absent, or, offline, an
+// ErrorKind::integrity error naming it. A whole file of another shape reads as absent: the
+// cache is only ever a shortcut, and the caller then fetches the page again.
 class PageCache {
   public:
     explicit PageCache(std::string root);
+
+    // Offline, a damaged page cannot be fetched again: get() then refuses it instead.
+    void set_offline(bool offline) { m_offline = offline; }
 
     // key: url + "\n" + accept header. Errors only for files that exist but cannot be read.
     util::Result<std::optional<CachedPage>> get(const std::string& key) const;
@@ -35,6 +40,7 @@ class PageCache {
 
   private:
     std::string m_root;
+    bool m_offline = false;
 };
 
 }  // namespace rootlock::index

@@ -194,6 +194,8 @@ struct LockRun {
         base_options.recipe_dir = directory_of(options.recipe_path);
         base_options.offline = options.offline;
         base_options.cache_dir = options.cache_dir;
+        store.set_offline(options.offline);  // a damaged entry cannot be fetched again
+        pages.set_offline(options.offline);
         if (options.previous.has_value() && options.previous->rootlock.has_value())
             base_options.previous = &options.previous->rootlock->base;
         base_options.upgrade = options.upgrade_all;

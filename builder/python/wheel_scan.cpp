@@ -626,4 +626,13 @@ util::Result<WheelScan> scan_wheel(const std::string& host_path, const ScanOptio
     return scan;
 }
 
+std::string scan_cache_folder(const std::string& cache_dir) {
+    return cache_dir + "/scans/v2";
+}
+
+std::string scan_cache_path(const std::string& cache_dir, const std::string& wheel_sha256) {
+    return scan_cache_folder(cache_dir) + "/" + wheel_sha256.substr(0, 2) + "/" +
+           wheel_sha256.substr(2) + ".json";
+}
+
 }  // namespace rootlock::python

@@ -99,4 +99,9 @@ inline constexpr int k_scan_schema = 3;  // 3: device code; 2: relocation kinds
 std::string scan_to_json(const WheelScan& scan);
 util::Result<WheelScan> scan_from_json(std::string_view json);
 
+// Where scans are kept in a cache: CACHE/scans/v2/KK/REST.json under the wheel's sha256, each
+// sealed with its own digest (util/sealed_text). v1 held them unsealed.
+std::string scan_cache_folder(const std::string& cache_dir);
+std::string scan_cache_path(const std::string& cache_dir, const std::string& wheel_sha256);
+
 }  // namespace rootlock::python

@@ -13,9 +13,10 @@ namespace rootlock::util {
 // Which kind of failure an Error is, so that the CLI can pick the exit code (2 for bad input,
 // 3 for a network that failed) without parsing messages.
 // input: bad input (exit 2); network: the network or a peer failed; io: a local read or write
-// failed (a full disk, a read-only or impossible cache or output directory). Both of the last
-// two exit 3 (exits_as_io).
-enum class ErrorKind { input, network, io };
+// failed (a full disk, a read-only or impossible cache or output directory); integrity: bytes
+// that are not the ones their digest names (a download, a cache entry under --offline). The last
+// three exit 3 (exits_as_io): the input was right, the bytes that came for it were not.
+enum class ErrorKind { input, network, io, integrity };
 
 // What went wrong and where. `where` is a location such as "file:3:7" or "path@0x40";
 // text() joins them the way every user-facing message does: "where: message".
@@ -45,6 +46,12 @@ inline Error make_network_error(std::string where, std::string message) {
 inline Error make_io_error(std::string where, std::string message) {
     return Error{is_one_line(where) ? std::move(where) : printable(where), std::move(message),
                  ErrorKind::io};
+}
+
+// Bytes that do not match the digest they must have: "WHERE: sha256 mismatch: ...".
+inline Error make_integrity_error(std::string where, std::string message) {
+    return Error{is_one_line(where) ? std::move(where) : printable(where), std::move(message),
+                 ErrorKind::integrity};
 }
 
 // Whether the failure was the machine's or the network's rather than the input's: exit 3.

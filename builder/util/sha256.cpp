@@ -45,7 +45,8 @@ void Sha256::update(std::string_view bytes) {
         EVP_DigestUpdate(m_state->context, bytes.data(), bytes.size());
 }
 
-Status Sha256::update_from_file(int fd, uint64_t size, std::string_view name) {
+Status Sha256::update_from_file(int fd, uint64_t size, std::string_view name,
+                                const std::function<void(std::span<const std::byte>)>& also) {
     // Large enough that the syscalls cost nothing, small enough to stay in the core's L2.
     constexpr size_t k_read_size = size_t{256} << 10;
     std::vector<std::byte>& buffer = m_state->read_buffer;
@@ -62,6 +63,8 @@ Status Sha256::update_from_file(int fd, uint64_t size, std::string_view name) {
         if (got == 0)
             return make_error(std::string(name), "ends before " + std::to_string(size) + " bytes");
         EVP_DigestUpdate(m_state->context, buffer.data(), static_cast<size_t>(got));
+        if (also)
+            also(std::span<const std::byte>(buffer.data(), static_cast<size_t>(got)));
         offset += static_cast<uint64_t>(got);
     }
     return ok_status();

@@ -5,6 +5,7 @@
 #include "python/wheel_filename.hpp"
 #include "python/wheel_scan.hpp"
 #include "support/temp_dir.hpp"
+#include "util/sealed_text.hpp"
 
 namespace rootlock::testing {
 namespace {
@@ -32,8 +33,8 @@ void cache_scan(const TempDir& cache, const std::string& sha, const std::string&
     }
     entry.elf = info;
     scan.entries.push_back(entry);
-    cache.write_file("scans/v1/" + sha.substr(0, 2) + "/" + sha.substr(2) + ".json",
-                     python::scan_to_json(scan));
+    cache.write_file("scans/v2/" + sha.substr(0, 2) + "/" + sha.substr(2) + ".json",
+                     util::seal_text(python::scan_to_json(scan)));
 }
 
 }  // namespace
@@ -47,7 +48,9 @@ TEST_SUITE("rootlock::assemble") {
                    {"_ZN3c104cuda9SetDeviceEa", "_ZN3c105ErrorC2Ev"});
         cache_scan(cache, std::string(64, 'c'), "torch-2.7.0+cu128-cp311-cp311-linux_x86_64.whl",
                    {"_ZN3c104cuda9SetDeviceEi", "_ZN3c105ErrorC2Ev"});
-        cache.write_file("scans/v1/dd/broken.json", "{not json");
+        cache.write_file("scans/v2/dd/broken.json", "{not json");
+        cache.write_file("scans/v2/dd/damaged.json",
+                         util::seal_text("{}").substr(0, 80) + "\"filename\":\"torch-");
         using Names = std::vector<std::string>;
         CHECK(assemble::cached_builds_defining(cache.path(), "torch", "libc10.so",
                                                {"_ZN3c104cuda9SetDeviceEi"}) ==

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "support/host.hpp"
 #include "support/temp_dir.hpp"
 #include "util/byte_source.hpp"
+#include "util/cache_damage.hpp"
 
 namespace ROOTLOCK_UNIT_ID {
 
@@ -152,6 +155,33 @@ Written write_framed(const std::string& path, const std::vector<Member>& members
     writer->reset();
     written.bytes = read_host_text(path);
     return written;
+}
+
+// A framed write that may fail: its status and the frame the writer found damaged, if any.
+std::pair<util::Status, std::optional<std::string>> try_write_framed(
+    const std::string& path, const std::vector<Member>& members, const FrameCache* cache) {
+    const auto cuts = plan(members);
+    TarWriterOptions options;
+    options.compression = Compression::zstd;
+    options.threads = 2;
+    options.frame_cuts = &cuts;
+    options.frame_cache = cache;
+    auto writer = TarWriter::create(path, options);
+    REQUIRE(writer.ok());
+    auto write_all = [&]() -> util::Status {
+        for (const auto& member : members) {
+            auto added = (*writer)->add_lazily(
+                member.entry, [&]() -> util::Result<std::unique_ptr<util::ByteStream>> {
+                    return std::unique_ptr<util::ByteStream>(
+                        std::make_unique<CountedStream>(member.content));
+                });
+            if (!added.ok())
+                return added;
+        }
+        return (*writer)->finish();
+    };
+    util::Status status = write_all();
+    return {status, (*writer)->damaged_frame()};
 }
 
 // Every member's name and content, read back with libarchive.
@@ -369,6 +399,67 @@ TEST_SUITE("rootlock::image") {
         CHECK(again.reused == again.frames - 3);
         CHECK(again.opened == std::map<std::string, int>{{"/c/big", 1}});
         CHECK(read_host_text(torn) == whole);  // stored again, whole
+    }
+
+    TEST_CASE("frame cache: a frame changed in place fails its checksum, then is made again") {
+        TempDir tmp;
+        const auto members = sample();
+        const auto cuts = plan(members);
+        FrameCache cache(tmp / "cache", FrameCodec::zstd);
+        const auto first = write_framed(tmp / "first", members, Compression::zstd, &cache);
+        // One byte inside /c/big's middle frame, past its headers: still a whole frame by its
+        // structure, so only the checksum can tell.
+        const std::string path =
+            tmp / ("cache/frames/zstd/" + cuts[4].key.substr(0, 2) + "/" + cuts[4].key);
+        std::string bytes = read_host_text(path);
+        REQUIRE(bytes.size() > 4096);
+        bytes[bytes.size() / 3] = static_cast<char>(bytes[bytes.size() / 3] ^ 0x20);
+        tmp.write_file(std::filesystem::relative(path, tmp.path()).string(), bytes);
+        REQUIRE(is_whole_frame(FrameCodec::zstd, std::as_bytes(std::span(bytes))));
+        (void)util::take_cache_damage();
+
+        // Offline: the frame is refused at the write that reads it, and stays.
+        FrameCache offline(tmp / "cache", FrameCodec::zstd);
+        offline.set_offline(true);
+        auto [refused, named] = try_write_framed(tmp / "offline", members, &offline);
+        REQUIRE_FALSE(refused.ok());
+        CHECK(refused.error().kind == util::ErrorKind::integrity);
+        CHECK(refused.error().where == path);
+        CHECK(named == path);
+
+        // The build's way: the damaged frame named, discarded, the write done again with every
+        // frame checked as it loads; the bytes are the first build's.
+        auto [failed, damaged] = try_write_framed(tmp / "again", members, &cache);
+        REQUIRE_FALSE(failed.ok());
+        REQUIRE(damaged == path);
+        cache.discard(*damaged);
+        CHECK_FALSE(std::filesystem::exists(path));
+        cache.check_on_load();
+        const auto again = write_framed(tmp / "again", members, Compression::zstd, &cache);
+        CHECK(again.bytes == first.bytes);
+        CHECK(again.opened == std::map<std::string, int>{{"/c/big", 1}});
+        auto damage = util::take_cache_damage();
+        REQUIRE(damage.size() == 1);
+        CHECK(damage[0].find(path + ": damaged") == 0);
+
+        // Damage found at load (check_on_load): discarded there, the frame compressed again.
+        bytes = read_host_text(path);
+        bytes[bytes.size() / 3] = static_cast<char>(bytes[bytes.size() / 3] ^ 0x20);
+        tmp.write_file(std::filesystem::relative(path, tmp.path()).string(), bytes);
+        const auto checked = write_framed(tmp / "checked", members, Compression::zstd, &cache);
+        CHECK(checked.bytes == first.bytes);
+        CHECK(util::take_cache_damage().size() == 1);
+        CHECK(read_host_text(path) != bytes);  // stored again, whole
+    }
+
+    TEST_CASE("frame cache: a frame stored without its checksum is not used") {
+        TempDir tmp;
+        const auto members = sample();
+        FrameCache cache(tmp / "cache", FrameCodec::zstd);
+        write_framed(tmp / "first", members, Compression::zstd, &cache);
+        std::filesystem::remove_all(tmp / "cache/frames/sums");
+        const auto again = write_framed(tmp / "again", members, Compression::zstd, &cache);
+        CHECK(again.reused == 0);
     }
 
     TEST_CASE("frame cache: frames no recorded image uses are deleted after a build") {

@@ -8,7 +8,10 @@
 #include <string>
 
 #include "index/page_cache.hpp"
+#include "support/host.hpp"
 #include "support/temp_dir.hpp"
+#include "util/cache_damage.hpp"
+#include "util/sealed_text.hpp"
 #include "util/sha256.hpp"
 
 namespace ROOTLOCK_UNIT_ID {
@@ -118,7 +121,8 @@ TEST_SUITE("rootlock::index") {
             ",\"url\":\"u\",\"content_type\":\"t\",\"etag\":\"e\",\"last_modified\":\"l\"";
         const std::string valid = "{\"version\":1," + key_json + fields + ",\"body\":\"b\"}";
         // The valid document really is read, so each broken one below is a miss for its flaw.
-        dir.write_file("pages/" + rootlock::util::sha256_hex(k_key) + ".json", valid);
+        dir.write_file("pages/" + rootlock::util::sha256_hex(k_key) + ".json",
+                       rootlock::util::seal_text(valid));
         auto good = cache.get(k_key);
         REQUIRE(good.ok());
         REQUIRE(good->has_value());
@@ -142,12 +146,51 @@ TEST_SUITE("rootlock::index") {
             "{\"version\":1," + key_json + fields + ",\"body_hex\":\"6A\"}",
             valid + "trailing",
         };
+        // Whole (sealed) files of another shape, and an earlier version's unsealed pages.
         for (const auto& text : cases) {
             CAPTURE(text);
-            dir.write_file("pages/" + rootlock::util::sha256_hex(k_key) + ".json", text);
+            dir.write_file("pages/" + rootlock::util::sha256_hex(k_key) + ".json",
+                           rootlock::util::seal_text(text));
             auto page = cache.get(k_key);
             REQUIRE(page.ok());
             CHECK_FALSE(page->has_value());
+        }
+        dir.write_file("pages/" + rootlock::util::sha256_hex(k_key) + ".json", valid);
+        auto earlier = cache.get(k_key);
+        REQUIRE(earlier.ok());
+        CHECK_FALSE(earlier->has_value());
+    }
+
+    TEST_CASE("a page changed on disk is damaged: removed and reported, or offline refused") {
+        TempDir dir;
+        PageCache cache(dir.path());
+        REQUIRE(cache.put(k_key, sample_page()).ok());
+        const std::string path = cache.path_for(k_key);
+        std::string text = rootlock::testing::read_host_text(path);
+        const size_t body = text.find("\"body\"");
+        REQUIRE(body != std::string::npos);
+        text[body + 9] ^= 0x01;  // one bit of the body: still valid JSON
+        (void)rootlock::util::take_cache_damage();
+        for (bool offline : {true, false}) {
+            CAPTURE(offline);
+            dir.write_file("pages/" + rootlock::util::sha256_hex(k_key) + ".json", text);
+            PageCache reader(dir.path());
+            reader.set_offline(offline);
+            auto page = reader.get(k_key);
+            if (offline) {
+                REQUIRE_FALSE(page.ok());
+                CHECK(page.error().kind == rootlock::util::ErrorKind::integrity);
+                CHECK(page.error().where == path);
+                CHECK(std::filesystem::exists(path));
+                CHECK(rootlock::util::take_cache_damage().empty());
+            } else {
+                REQUIRE(page.ok());
+                CHECK_FALSE(page->has_value());
+                CHECK_FALSE(std::filesystem::exists(path));
+                auto damage = rootlock::util::take_cache_damage();
+                REQUIRE(damage.size() == 1);
+                CHECK(damage[0].find(path + ": damaged") == 0);
+            }
         }
     }
 
