@@ -54,6 +54,8 @@ IndexClient::PageRequest IndexClient::prepare(const std::string& index_url,
     auto cached = m_pages.get(out.key);
     if (cached.ok())
         out.cached = std::move(*cached);
+    else
+        out.cache_error = cached.error();
     out.request = FetchRequest{out.url, {{"Accept", k_accept_header}}};
     add_validators(out.request, out.cached);
     return out;
@@ -115,6 +117,8 @@ util::Result<std::optional<ProjectPage>> IndexClient::project(const std::string&
         return result;
     }
     if (m_offline) {
+        if (prepared.cache_error)
+            return *prepared.cache_error;
         if (!prepared.cached.has_value())
             return util::make_network_error(prepared.url,
                                             "not in the cache and --offline forbids the network");
@@ -152,6 +156,8 @@ IndexClient::MetadataRequest IndexClient::prepare_metadata(const DistributionFil
     out.key = "metadata\n" + out.url;
     out.expected = sha256_of(file.metadata_hashes);
     auto cached = m_pages.get(out.key);
+    if (!cached.ok())
+        out.cache_error = cached.error();
     // A hashed file's bytes live in the store: only its absence is ever kept here.
     if (cached.ok() && cached->has_value() &&
         (!out.expected.has_value() || (*cached)->content_type == k_absent))
@@ -220,6 +226,8 @@ util::Result<std::optional<std::string>> IndexClient::metadata(const Distributio
         return result;
     }
     if (m_offline) {
+        if (prepared.cache_error)
+            return *prepared.cache_error;
         if (!prepared.cached.has_value())
             return util::make_network_error(prepared.url,
                                             "not in the cache and --offline forbids the network");

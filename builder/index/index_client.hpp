@@ -66,7 +66,8 @@ class IndexClient {
         std::string url;
         std::string key;  // in the page cache
         std::optional<CachedPage> cached;
-        FetchRequest request;  // with the cached page's validators
+        std::optional<util::Error> cache_error;  // the cached page, damaged (offline only)
+        FetchRequest request;                    // with the cached page's validators
     };
     PageRequest prepare(const std::string& index_url, const std::string& normalized_name) const;
     util::Result<std::optional<ProjectPage>> finish(const PageRequest& prepared,
@@ -81,6 +82,7 @@ class IndexClient {
         std::string key;                      // in the page cache
         std::optional<std::string> expected;  // sha256 the index gave
         std::optional<CachedPage> cached;
+        std::optional<util::Error> cache_error;  // the cached page, damaged (offline only)
         FetchRequest request;
     };
     MetadataRequest prepare_metadata(const DistributionFile& file) const;
