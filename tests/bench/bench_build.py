@@ -35,6 +35,10 @@ and locked over the cached Debian base tarball; then, in one run, on the same wh
                       compressing those bytes costs on this machine with nothing else to do, the
                       part of the build no inflater or writer can remove.
 
+With --baseline OTHER_ROOTLOCK (an earlier build of rootlock), its three rows are measured too,
+on the same cache and wheels, for a before-and-after of a change (issue 32 measured with it
+what checking every cached frame and base costs a warm build).
+
 Wall time is the median of --runs runs; peak RSS from /usr/bin/time (for the pipelines, the
 largest process). Not a test: it never fails on a figure.
 """
@@ -212,6 +216,7 @@ def main(argv):
     parser.add_argument("rootlock")
     parser.add_argument("--gb", type=float, default=2.0)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--baseline", help="an earlier rootlock binary: its rows too")
     parser.add_argument("--no-reflink", dest="reflink", action="store_false",
                         help="skip the rows on an XFS loop file (they need root and xfsprogs)")
     args = parser.parse_args(argv[1:])
@@ -251,6 +256,14 @@ def main(argv):
                     sys.exit("fetching the wheels failed")
         first, second = (locks[v] for v in APP_VERSIONS)
         here = rootlock_rows(rootlock, args.runs, work, cache, first, second)
+        before = None
+        if args.baseline:
+            baseline = os.path.abspath(args.baseline)
+            # Its own caches' formats warmed first (an earlier version may keep scans elsewhere).
+            subprocess.run([baseline, "build", first, "-o", os.path.join(work, "fetch.tar"),
+                            "--cache-dir", cache, "--offline"], capture_output=True, check=True)
+            before = rootlock_rows(baseline, args.runs, work, cache, first, second)
+            here = rootlock_rows(rootlock, args.runs, work, cache, first, second)  # same state
         image = here.image
         image_size = os.path.getsize(image)
         reflink = None
@@ -307,6 +320,10 @@ def main(argv):
                   reflink.changed_rss),
                  ("  on XFS (reflink): nothing changed (image kept)", reflink.same,
                   reflink.same_rss)]
+    if before:
+        rows += [("  baseline: rootlock build", before.build, before.build_rss),
+                 ("  baseline: one package changed (warm)", before.changed, before.changed_rss),
+                 ("  baseline: nothing changed (image kept)", before.same, before.same_rss)]
     rows += [("write floor: dd oflag=direct conv=fsync + mv", write_floor, float("nan")),
              ("sha256 of the image alone (openssl dgst)", digest_floor, float("nan")),
              ("venv + pip install + tar | zstd -T2", pip, pip_rss),

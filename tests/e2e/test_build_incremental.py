@@ -10,7 +10,8 @@ For .tar.zst and .tar.gz:
   - the first lock built again after the second gives the first build's bytes;
   - after a build the cache holds that image's frames and no others (the old lock's frames are
     pruned once no image lists them);
-  - a torn frame in the cache is compressed again: the same bytes;
+  - a torn frame in the cache is refused by --offline, naming it, and otherwise compressed
+    again with one warning each: the same bytes;
   - a build of the same frames over the untouched image it wrote keeps that file (same inode and
     mtime, `unchanged` in --json); one byte changed in place, size and mtime restored, and the
     image is written again;
@@ -47,11 +48,13 @@ def sha256_of(path):
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def build(rootlock, lock, output, cache):
+def build(rootlock, lock, output, cache, offline=True, proc_out=None):
     """(sha256 of the image, the build's JSON); the build must succeed."""
-    proc = run_rootlock(rootlock, "build", lock, "-o", output, "--cache-dir", cache, "--offline",
-                        "--json")
+    proc = run_rootlock(rootlock, "build", lock, "-o", output, "--cache-dir", cache,
+                        *(["--offline"] if offline else []), "--json")
     assert proc.returncode == 0, f"build {os.path.basename(lock)} -> {output}: {proc.stderr}"
+    if proc_out is not None:
+        proc_out.append(proc)
     built = json.loads(proc.stdout)
     assert built["sha256"] == sha256_of(output), "the reported sha256 is the file's"
     return built["sha256"], built
@@ -175,9 +178,18 @@ def test_a_torn_frame_is_compressed_again(rootlock, builds):
             torn += 1
     assert torn > 0
     image = os.path.join(os.path.dirname(builds["image"]), "torn" + builds["suffix"])
-    sha, built = build(rootlock, builds["lock"], image, cache)
+    # --offline refuses a damaged cache entry, naming it; a normal run compresses it again.
+    refused = run_rootlock(rootlock, "build", builds["lock"], "-o", image, "--cache-dir", cache,
+                           "--offline")
+    assert refused.returncode == 3 and folder in refused.stderr and "damaged" in refused.stderr, \
+        refused.stderr
+    assert not os.path.exists(image)
+    procs = []
+    sha, built = build(rootlock, builds["lock"], image, cache, offline=False, proc_out=procs)
     assert sha == builds["first"][0], "torn cache files change nothing in the image"
     assert built["frames"]["reused"] <= built["frames"]["written"] - 1 - torn
+    warned = [line for line in procs[0].stderr.splitlines() if "warning:" in line]
+    assert len(warned) == torn and all(folder in w and "damaged" in w for w in warned), warned
 
 
 def members_by_gnu_tar(path, suffix):
