@@ -288,4 +288,15 @@ std::vector<Problem> tree_problems(const fs::FileTree& tree) {
     return out;
 }
 
+nlohmann::ordered_json summary_json(const CheckReport& report) {
+    nlohmann::ordered_json out;
+    out["ok"] = report.ok;
+    out["objects"] = report.objects;
+    out["problems"] = nlohmann::ordered_json::array();
+    for (const auto& problem : report.problems)
+        out["problems"].push_back(to_json(problem));
+    out["notes"] = report.notes;
+    return out;
+}
+
 }  // namespace rootlock::check

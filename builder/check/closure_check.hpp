@@ -66,6 +66,10 @@ struct CheckReport {
 
 util::Result<CheckReport> run_check(const fs::FileTree& tree, const CheckOptions& options);
 
+// {ok, objects, problems, notes}: the report as `build` writes it beside an image
+// (IMAGE.check.json) and prints it under --json.
+nlohmann::ordered_json summary_json(const CheckReport& report);
+
 // The problems of the tree itself: unsafe tarball entries ("../", absolute names, escaping
 // links) as `unsafe-path` errors; none for trees that cannot have them.
 std::vector<Problem> tree_problems(const fs::FileTree& tree);

@@ -207,13 +207,7 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
     if (!outcome.ok())
         return fail(util::exits_as_io(outcome.error()) ? k_exit_io : k_exit_usage,
                     outcome.error().text());
-    nlohmann::ordered_json report;
-    report["ok"] = outcome->report.ok;
-    report["objects"] = outcome->report.objects;
-    report["problems"] = nlohmann::ordered_json::array();
-    for (const auto& problem : outcome->report.problems)
-        report["problems"].push_back(check::to_json(problem));
-    report["notes"] = outcome->report.notes;
+    nlohmann::ordered_json report = check::summary_json(outcome->report);
     Style style(stdout);
     if (!outcome->built) {
         if (collected != nullptr) {
@@ -229,10 +223,6 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
                           "(--allow-broken builds it anyway)"));
         return k_exit_problems;
     }
-    const std::string report_path = options.output + ".check.json";
-    if (auto written = util::write_file_atomically(report_path, util::json_text(report, 2) + "\n");
-        !written.ok())
-        return fail(k_exit_usage, written.error().text());
     if (options.json) {
         nlohmann::ordered_json out;
         out["image"] = outcome->image_path;
@@ -282,7 +272,8 @@ int build_one(const BuildCliOptions& options_in, const BuildJob& job,
                    outcome->frames_reused, outcome->frames);
     if (outcome->compiled > 0)
         fmt::print("  bytecode: {} .pyc files, unchecked-hash (PEP 552)\n", outcome->compiled);
-    fmt::print("  beside it: {}, {}, {}\n", outcome->sha256_path, outcome->sbom_path, report_path);
+    fmt::print("  beside it: {}, {}, {}\n", outcome->sha256_path, outcome->sbom_path,
+               outcome->report_path);
     if (!outcome->manifest_digest.empty()) {
         fmt::print("  manifest {}\n", outcome->manifest_digest);
         for (const auto& layer : outcome->layers)

@@ -89,8 +89,9 @@ util::Result<AcquiredBase> tarball_base(const recipe::BaseSection& base, const B
         auto tree = open_tarball(path, options);
         ROOTLOCK_TRY(actual, digest.get());
         if (actual != base.sha256)
-            return util::make_error(location, "sha256 mismatch: the recipe pins " + base.sha256 +
-                                                  ", the file has " + actual);
+            return util::make_integrity_error(
+                location,
+                "sha256 mismatch: the recipe pins " + base.sha256 + ", the file has " + actual);
         if (!tree.ok())
             return tree.error();
         out.host_path = path;

@@ -88,11 +88,10 @@ util::Result<LoadedArchive> load_archive(const ArchiveSpec& spec, const std::str
     auto downloads = http.download(requests, store);
     for (size_t i = 0; i < downloads.size(); ++i) {
         if (!downloads[i].ok()) {
-            util::Error error = downloads[i].error();
-            // The bytes arrived and are not the ones the signature covers: the archive (or
-            // something on the way) is not what it claims, which is not the user's input.
-            error.kind = util::ErrorKind::network;
-            return error;
+            // A mismatch is ErrorKind::integrity already: the bytes arrived and are not the ones
+            // the signature covers, so the archive (or something on the way) is not what it
+            // claims, which is not the user's input.
+            return downloads[i].error();
         }
         ROOTLOCK_TRY(text, read_decompressed(downloads[i]->path));
         ROOTLOCK_TRY(packages, debian::parse_packages(text, requests[i].url));

@@ -295,9 +295,8 @@ util::Status fetch_debs(const pylock::LockBase& base, index::HttpClient& http,
             if (results[i].ok())
                 continue;
             const util::Error& error = results[i].error();
-            if (error.kind == util::ErrorKind::input) {
+            if (error.kind == util::ErrorKind::integrity) {
                 util::Error refused = error;  // the bytes arrived and are not the locked ones
-                refused.kind = util::ErrorKind::network;
                 refused.message = asked[i]->name + " " + asked[i]->version + ": " + error.message;
                 return refused;
             }

@@ -100,8 +100,8 @@ util::Result<std::unique_ptr<TarTree>> TarTree::open_layers(std::string name,
             // Opening already decompresses the first block: damage there is named by digest too.
             auto digest = hash_range(layer.range);
             if (digest.ok() && !layer.sha256.empty() && *digest != layer.sha256)
-                return util::make_error(layer.name,
-                                        "its sha256 differs from the descriptor's digest");
+                return util::make_integrity_error(
+                    layer.name, "its sha256 differs from the descriptor's digest");
             return opened.error();
         }
         auto& reader = opened.value();
@@ -109,7 +109,8 @@ util::Result<std::unique_ptr<TarTree>> TarTree::open_layers(std::string name,
         // A damaged blob is named by its digest first: a gzip or tar error is only the symptom.
         auto digest = reader->finish_range();
         if (digest.ok() && !layer.sha256.empty() && *digest != layer.sha256)
-            return util::make_error(layer.name, "its sha256 differs from the descriptor's digest");
+            return util::make_integrity_error(layer.name,
+                                              "its sha256 differs from the descriptor's digest");
         if (!status.ok())
             return status.error();
         if (!digest.ok())

@@ -37,6 +37,7 @@
 #include "loader/target.hpp"
 #include "python/wheel_install.hpp"
 #include "util/atomic_file.hpp"
+#include "util/json_text.hpp"
 #include "util/leftovers.hpp"
 #include "util/sha256.hpp"
 
@@ -360,10 +361,10 @@ const char* build_temporary_path() {
 }
 
 namespace {
-util::Result<BuildOutcome> finish_outcome(const pylock::Lock& lock,
-                                          const pylock::LockRootlockData& data,
-                                          const BuildOptions& options, BuildOutcome outcome,
-                                          std::string sbom);
+util::Status publish_side_files(const pylock::Lock& lock, const pylock::LockRootlockData& data,
+                                const BuildOptions& options, const BuildOutcome& outcome,
+                                std::string sbom);
+BuildOutcome finish_outcome(const BuildOptions& options, BuildOutcome outcome);
 }  // namespace
 
 util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOptions& options) {
@@ -607,7 +608,6 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         }
         return util::ok_status();
     };
-    std::string sbom;  // an OCI image's, from its build
     if (form != OutputForm::tarball) {
         OciBuildInput oci;
         for (const auto& item : planned)
@@ -647,6 +647,12 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             " " + tar_writer_identity() + " rootlock-layers-1";
         ROOTLOCK_TRY(lock_digest, util::sha256_file(options.lock_path));
         oci.spec = oci_spec_of(lock, sh_machine, util::Sha256::to_hex(lock_digest), epoch);
+        oci.before_publish = [&](const std::string& sha256, const std::string& image_sbom) {
+            BuildOutcome ready;
+            ready.sha256 = sha256;
+            ready.report = outcome.report;
+            return publish_side_files(lock, data, options, ready, image_sbom);
+        };
         ROOTLOCK_TRY(written,
                      build_oci(oci, options.output, form == OutputForm::oci_layout, temporary));
         set_temporary("");
@@ -654,7 +660,6 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
         outcome.sha256 = written.sha256;
         outcome.manifest_digest = written.manifest_digest;
         outcome.sbom_digest = written.sbom_digest;
-        sbom = std::move(written.sbom);
         outcome.layers = written.layers;
         outcome.layers_reused = written.layers_reused;
     } else {
@@ -693,7 +698,9 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
                 // Every frame of the file kept: the planned ones and the end of the archive.
                 outcome.frames = outcome.frames_reused = cuts.size() + 1;
                 frame_cache->keep_only_used(options.output, keys, &*kept);
-                return finish_outcome(lock, data, options, std::move(outcome), "");
+                ROOTLOCK_TRY(published, publish_side_files(lock, data, options, outcome, ""));
+                (void)published;
+                return finish_outcome(options, std::move(outcome));
             }
         }
         // A cached frame whose bytes fail their checksum ends the write (it may be in the file
@@ -725,6 +732,9 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             outcome.frames_cloned = (*writer)->frames_cloned();
             break;
         }
+        // The files beside it first: the image never stands under its name without them.
+        if (auto published = publish_side_files(lock, data, options, outcome, ""); !published.ok())
+            return fail(published.error());
         if (::rename(temporary.c_str(), options.output.c_str()) != 0)
             return fail(util::make_io_error(options.output, std::strerror(errno)));
         set_temporary("");
@@ -733,32 +743,49 @@ util::Result<BuildOutcome> build_image(const pylock::Lock& lock, const BuildOpti
             frame_cache->keep_only_used(options.output, keys, &built);
         }
     }
-    return finish_outcome(lock, data, options, std::move(outcome), std::move(sbom));
+    return finish_outcome(options, std::move(outcome));
 }
 
 namespace {
 
-// 7. Beside the image: its sha256, the SBOM, the check report.
-util::Result<BuildOutcome> finish_outcome(const pylock::Lock& lock,
-                                          const pylock::LockRootlockData& data,
-                                          const BuildOptions& options, BuildOutcome outcome,
-                                          std::string sbom) {
+// 7. Beside the image: its sha256, the SBOM, the check report. Each is written and synced
+// under a temporary name first, where a full disk fails with nothing renamed; then all three
+// are renamed into place, before the image itself is (by the caller).
+util::Status publish_side_files(const pylock::Lock& lock, const pylock::LockRootlockData& data,
+                                const BuildOptions& options, const BuildOutcome& outcome,
+                                std::string sbom) {
+    const std::string directory = directory_of(options.output);
+    const std::string name = base_name(options.output);
+    // An OCI image holds its SBOM (which names it by manifest digest): the same bytes beside it.
+    if (sbom.empty())
+        sbom = cyclonedx_sbom(lock, data.image_name, outcome.sha256);
+    const std::pair<const char*, std::string> sides[] = {
+        {".sha256", outcome.sha256 + "  " + name + "\n"},
+        {".cdx.json", std::move(sbom)},
+        {".check.json", util::json_text(check::summary_json(outcome.report), 2) + "\n"},
+    };
+    std::vector<util::StagedFile> staged;
+    for (const auto& [suffix, bytes] : sides) {
+        // A killed build's staged file names its process: cleared once that process is gone.
+        util::remove_dead_leftovers(directory, "." + name + suffix + ".tmp-");
+        ROOTLOCK_TRY(file, util::StagedFile::stage(options.output + suffix, bytes));
+        staged.push_back(std::move(file));
+    }
+    for (auto& file : staged)
+        if (auto committed = file.commit(); !committed.ok())
+            return committed;
+    return util::ok_status();
+}
+
+BuildOutcome finish_outcome(const BuildOptions& options, BuildOutcome outcome) {
     const OutputForm form = output_form(options.output);
     outcome.image_path = options.output;
     auto size = form == OutputForm::oci_layout ? util::Result<uint64_t>(uint64_t{0})
                                                : util::read_host_file_size(options.output);
     outcome.size = size.ok() ? *size : 0;
     outcome.sha256_path = options.output + ".sha256";
-    ROOTLOCK_TRY(sha_written, util::write_file_atomically(
-                                  outcome.sha256_path,
-                                  outcome.sha256 + "  " + base_name(options.output) + "\n"));
-    (void)sha_written;
     outcome.sbom_path = options.output + ".cdx.json";
-    // An OCI image holds its SBOM (which names it by manifest digest): the same bytes beside it.
-    if (sbom.empty())
-        sbom = cyclonedx_sbom(lock, data.image_name, outcome.sha256);
-    ROOTLOCK_TRY(sbom_written, util::write_file_atomically(outcome.sbom_path, sbom));
-    (void)sbom_written;
+    outcome.report_path = options.output + ".check.json";
     outcome.built = true;
     return outcome;
 }

@@ -115,6 +115,13 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
             return written.error();
         }
         std::error_code ec;
+        if (input.before_publish)
+            if (auto ready =
+                    input.before_publish(written->manifest.digest.substr(7), written->sbom);
+                !ready.ok()) {
+                std::filesystem::remove_all(fresh, ec);
+                return ready.error();
+            }
         std::filesystem::remove_all(output, ec);
         if (::rename(fresh.c_str(), output.c_str()) != 0) {
             std::filesystem::remove_all(fresh, ec);
@@ -127,7 +134,11 @@ util::Result<OciBuilt> build_oci(const OciBuildInput& input, const std::string& 
         keep_used();
         return built;
     }
-    auto written = write_oci_archive(output, blobs, input.spec, input.mtime);
+    auto written = write_oci_archive(
+        output, blobs, input.spec, input.mtime, [&](const OciImageWritten& image) {
+            return input.before_publish ? input.before_publish(image.archive_sha256, image.sbom)
+                                        : util::ok_status();
+        });
     cleanup();
     if (!written.ok())
         return written.error();

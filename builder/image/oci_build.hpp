@@ -40,6 +40,10 @@ struct OciBuildInput {
     const LayerCache* cache = nullptr;
     std::vector<FramedEntry> identities;
     std::string identity;
+    // Called once the image is complete under its temporary name and before it takes its own
+    // (with the digest and SBOM it will have): the files beside it go in place first, so the
+    // image never stands without them. Its error ends the build with nothing renamed.
+    std::function<util::Status(const std::string& sha256, const std::string& sbom)> before_publish;
 };
 
 struct OciBuilt {

@@ -146,9 +146,9 @@ util::Result<OciImageWritten> write_oci_layout(const std::string& dir,
     return docs.written;
 }
 
-util::Result<OciImageWritten> write_oci_archive(const std::string& path,
-                                                const std::vector<LayerBlob>& layers,
-                                                const OciImageSpec& spec, int64_t mtime) {
+util::Result<OciImageWritten> write_oci_archive(
+    const std::string& path, const std::vector<LayerBlob>& layers, const OciImageSpec& spec,
+    int64_t mtime, const std::function<util::Status(const OciImageWritten&)>& before_rename) {
     ROOTLOCK_TRY(docs, documents(layers, spec));
     // Every member in component order: blobs/ first, its files by digest, then the two files.
     std::map<std::string, const LayerBlob*> layer_files;
@@ -205,6 +205,9 @@ util::Result<OciImageWritten> write_oci_archive(const std::string& path,
     if (auto status = writer->finish(); !status.ok())
         return fail(status.error());
     docs.written.archive_sha256 = util::Sha256::to_hex(writer->digest());
+    if (before_rename)
+        if (auto ready = before_rename(docs.written); !ready.ok())
+            return fail(ready.error());
     if (::rename(temporary.c_str(), path.c_str()) != 0)
         return fail(util::make_io_error(path, fs::errno_text(errno)));
     return docs.written;

@@ -51,9 +51,11 @@ util::Result<OciImageWritten> write_oci_layout(const std::string& dir,
 
 // Writes the archive at `path` (a temporary beside it, renamed when complete): oci-layout,
 // index.json, blobs/ in component order, members without "./", mode 0644/0755, owner 0, every
-// mtime `mtime` (the lock's epoch). The layer files are copied, not moved.
-util::Result<OciImageWritten> write_oci_archive(const std::string& path,
-                                                const std::vector<LayerBlob>& layers,
-                                                const OciImageSpec& spec, int64_t mtime);
+// mtime `mtime` (the lock's epoch). The layer files are copied, not moved. `before_rename`,
+// when given, sees what was written once the archive is complete and before it is renamed; its
+// error removes the temporary and ends the call.
+util::Result<OciImageWritten> write_oci_archive(
+    const std::string& path, const std::vector<LayerBlob>& layers, const OciImageSpec& spec,
+    int64_t mtime, const std::function<util::Status(const OciImageWritten&)>& before_rename = {});
 
 }  // namespace rootlock::image

@@ -207,7 +207,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     if (!t.keep_body)
         return length;  // an error page: read and dropped, the status decides
     if (t.expected_size && t.written + length > *t.expected_size) {
-        t.abort = util::make_error(
+        t.abort = util::make_integrity_error(
             t.shown, fmt::format("size mismatch: expected {} bytes, got more", *t.expected_size));
         return 0;
     }
@@ -439,15 +439,16 @@ struct HttpClient::Engine {
         }
         t.fd = -1;
         if (t.expected_size && t.written != *t.expected_size) {
-            finish(t,
-                   util::make_error(t.shown, fmt::format("size mismatch: expected {} bytes, got {}",
-                                                         *t.expected_size, t.written)));
+            finish(t, util::make_integrity_error(
+                          t.shown, fmt::format("size mismatch: expected {} bytes, got {}",
+                                               *t.expected_size, t.written)));
             return;
         }
         std::string actual = t.hasher.hex_digest();
         if (!t.expected_sha256.empty() && actual != t.expected_sha256) {
-            finish(t, util::make_error(t.shown, "sha256 mismatch: expected " + t.expected_sha256 +
-                                                    ", got " + actual));
+            finish(t,
+                   util::make_integrity_error(t.shown, "sha256 mismatch: expected " +
+                                                           t.expected_sha256 + ", got " + actual));
             return;
         }
         auto committed = t.store->commit(t.temp_path, actual);
@@ -594,11 +595,14 @@ struct HttpClient::Engine {
                 if (t->in_multi && now - t->window_start >= stall) {
                     // The window's bytes against the rate: too few is a failure like silence;
                     // enough starts the next window.
-                    const uint64_t seconds =
-                        static_cast<uint64_t>(std::max(options.stall_timeout_ms, 1000L) / 1000);
+                    // The window as it passed (at least --timeout, to the millisecond), so a
+                    // window of 1.5 s asks for 1.5 s worth of bytes, not one second's.
+                    const auto window_ms = static_cast<uint64_t>(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(now - t->window_start)
+                            .count());
                     // A window without a byte is silence, which the stall check names.
                     if (options.min_rate > 0 && t->window_bytes > 0 &&
-                        t->window_bytes < options.min_rate * seconds) {
+                        t->window_bytes * 1000 < options.min_rate * window_ms) {
                         const uint64_t bytes = t->window_bytes;
                         detach(*t);
                         --active;

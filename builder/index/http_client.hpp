@@ -99,11 +99,12 @@ struct DownloadRequest {
 //   "no data received for 0.3 s"                                    network (after retries)
 //   "HTTP 503" (5xx or 429 after the last retry; 4xx in download)   network
 //   "response body exceeds N bytes" (get's max_body)                 network
-//   "sha256 mismatch: expected X, got Y"                            input
-//   "size mismatch: expected N bytes, got M" / "got more"           input
+//   "sha256 mismatch: expected X, got Y"                            integrity
+//   "size mismatch: expected N bytes, got M" / "got more"           integrity
 //   curl's own text for other failures ("Couldn't connect to server") network
-// A digest or size mismatch is ErrorKind::input: the bytes arrived whole, and they are not the
-// ones the index (or the lockfile) promised, so retrying would not help.
+// A digest or size mismatch is ErrorKind::integrity (exit 3, like every download that fails its
+// digest, wherever it is found): the bytes arrived whole, and they are not the ones the index
+// (or the lockfile) promised, so retrying would not help.
 class HttpClient {
   public:
     explicit HttpClient(HttpOptions options);

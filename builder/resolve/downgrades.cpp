@@ -89,7 +89,7 @@ util::Result<std::vector<Downgrade>> find_downgrades(const Solver& solved,
         Solver again(source, asked, solved.permits());
         auto solved_again = again.solve(with_newest);
         if (!solved_again.ok()) {
-            if (solved_again.error().kind == util::ErrorKind::network)
+            if (util::exits_as_io(solved_again.error()))
                 return solved_again.error();
             downgrade.why = "asking for " + name + "==" + newest_text +
                             " failed: " + solved_again.error().text();

@@ -49,27 +49,30 @@ Status make_directories(const std::string& path) {
     return ok_status();
 }
 
-Status write_file_atomically(const std::string& path, std::string_view bytes) {
+Result<StagedFile> StagedFile::stage(const std::string& path, std::string_view bytes) {
     const std::string directory = parent_of(path);
     ROOTLOCK_TRY(made, make_directories(directory));
     (void)made;
     const size_t slash = path.rfind('/');
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    // The process in the name: a killed run's temporary is removed by a later one
+    // (util/leftovers, prefix ".BASE.tmp-").
     std::string temp =
         (directory == "." && slash == std::string::npos ? std::string() : directory + "/") + "." +
-        base + ".tmp-XXXXXX";
+        base + ".tmp-" + std::to_string(::getpid()) + "-XXXXXX";
     std::vector<char> name(temp.begin(), temp.end());
     name.push_back('\0');
     const int fd = ::mkstemp(name.data());
     if (fd < 0)
         return errno_error(path);
-    temp.assign(name.data());
-    auto fail = [&](const std::string& where) {
+    StagedFile staged;
+    staged.m_path = path;
+    staged.m_temporary.assign(name.data());
+    auto fail = [&]() {
         const int saved = errno;
         ::close(fd);
-        ::unlink(temp.c_str());
         errno = saved;
-        return errno_error(where);
+        return errno_error(path);  // the destructor removes the temporary
     };
     size_t written = 0;
     while (written < bytes.size()) {
@@ -77,28 +80,63 @@ Status write_file_atomically(const std::string& path, std::string_view bytes) {
         if (got < 0) {
             if (errno == EINTR)
                 continue;
-            return fail(path);
+            return fail();
         }
         written += static_cast<size_t>(got);
     }
     if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0)
-        return fail(path);
-    if (::close(fd) != 0) {
-        ::unlink(temp.c_str());
+        return fail();
+    if (::close(fd) != 0)
         return errno_error(path);
+    return staged;
+}
+
+StagedFile::StagedFile(StagedFile&& other) noexcept
+    : m_path(std::move(other.m_path)), m_temporary(std::move(other.m_temporary)) {
+    other.m_temporary.clear();
+}
+
+StagedFile& StagedFile::operator=(StagedFile&& other) noexcept {
+    if (this != &other) {
+        abandon();
+        m_path = std::move(other.m_path);
+        m_temporary = std::move(other.m_temporary);
+        other.m_temporary.clear();
     }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
+    return *this;
+}
+
+StagedFile::~StagedFile() {
+    abandon();
+}
+
+void StagedFile::abandon() {
+    if (!m_temporary.empty())
+        ::unlink(m_temporary.c_str());
+    m_temporary.clear();
+}
+
+Status StagedFile::commit() {
+    if (m_temporary.empty())
+        return make_error(m_path, "committed twice (a bug)");
+    if (::rename(m_temporary.c_str(), m_path.c_str()) != 0) {
         const int saved = errno;
-        ::unlink(temp.c_str());
+        abandon();
         errno = saved;
-        return errno_error(path);
+        return errno_error(m_path);
     }
-    const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    m_temporary.clear();
+    const int dir_fd = ::open(parent_of(m_path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd >= 0) {
         (void)::fsync(dir_fd);
         ::close(dir_fd);
     }
     return ok_status();
+}
+
+Status write_file_atomically(const std::string& path, std::string_view bytes) {
+    ROOTLOCK_TRY(staged, StagedFile::stage(path, bytes));
+    return staged.commit();
 }
 
 Result<std::string> read_host_file(const std::string& path) {

@@ -12,8 +12,34 @@
 namespace rootlock::util {
 
 // Writes `bytes` to `path` atomically (mode 0644, parent directories created). An interrupted
-// write leaves at most a ".PATH.tmp-*" file beside the target, never a partial target.
+// write leaves at most a ".BASE.tmp-PID-*" file beside the target, never a partial target.
 Status write_file_atomically(const std::string& path, std::string_view bytes);
+
+// A file written whole and synced under a temporary name beside its target, put in place only
+// by commit(): so several files can be written first (where a full disk fails) and renamed
+// together after (where nothing does), as an image and the files beside it are. The destructor
+// removes a temporary that was not committed.
+class StagedFile {
+  public:
+    // Errors are ErrorKind::io, "PATH: strerror", with nothing left behind.
+    static Result<StagedFile> stage(const std::string& path, std::string_view bytes);
+    StagedFile(StagedFile&& other) noexcept;
+    StagedFile& operator=(StagedFile&& other) noexcept;
+    StagedFile(const StagedFile&) = delete;
+    StagedFile& operator=(const StagedFile&) = delete;
+    ~StagedFile();
+
+    // Renames the temporary over the target, then syncs the directory; once.
+    Status commit();
+    const std::string& path() const { return m_path; }
+
+  private:
+    StagedFile() = default;
+    void abandon();
+
+    std::string m_path;
+    std::string m_temporary;  // empty once committed or abandoned
+};
 
 // The whole content of a host file; errors read "PATH: strerror".
 Result<std::string> read_host_file(const std::string& path);

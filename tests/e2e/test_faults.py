@@ -211,3 +211,45 @@ def test_f_a_dead_runs_temporaries_are_removed_a_live_ones_kept(rootlock, scratc
         live.wait()
     assert rc == 0, f"exit {rc}: {err}"
     assert names["dead"] not in left and names["live"] in left, left
+
+
+def fill_to(directory, free_bytes):
+    """A filler file in `directory` that leaves about `free_bytes` free (whole pages)."""
+    stat = os.statvfs(directory)
+    free = stat.f_bavail * stat.f_frsize
+    with open(os.path.join(directory, "filler"), "wb") as f:
+        f.write(b"\0" * max(0, free - free_bytes))
+
+
+def test_g_a_disk_full_at_the_side_files_keeps_the_older_image_whole(rootlock, scratch, server,
+                                                                     tmpfs):
+    """The image and its side files are published together: a disk that fills while the side
+    files are written (after the new image is complete under its temporary name) leaves the
+    older image and its side files as they were, and no temporary."""
+    server.clear_faults()
+    rc, err, _, lock_path = lock(rootlock, scratch, server, "side-files")
+    assert rc == 0, err
+    cache = os.path.join(scratch, "cache-side-files")
+    # A plain .tar: no frame cache, so the second build writes the image again.
+    probe = os.path.join(scratch, "side-probe.tar")
+    built = run([rootlock, "build", lock_path, "-o", probe, "--cache-dir", cache], timeout=600)
+    assert built.returncode == 0, built.stderr
+    image_size = os.path.getsize(probe)
+    directory = tmpfs(f"size={image_size * 2 + (8 << 20)}")
+    image = os.path.join(directory, "image.tar")
+    built = run([rootlock, "build", lock_path, "-o", image, "--cache-dir", cache], timeout=600)
+    assert built.returncode == 0, built.stderr
+    sides = [image + suffix for suffix in (".sha256", ".cdx.json", ".check.json")]
+    before = {path: (os.stat(path).st_ino, open(path, "rb").read()) for path in [image] + sides}
+    # Room for the new image's temporary and the small .sha256, not for the SBOM after it.
+    fill_to(directory, ((image_size + 4095) // 4096) * 4096 + 4096)
+    again = run([rootlock, "build", lock_path, "-o", image, "--cache-dir", cache], timeout=600)
+    line = one_line(again.stderr)
+    assert again.returncode == 3, f"exit {again.returncode}: {again.stderr}"
+    assert directory in line and "No space left on device" in line, line
+    for path, (inode, content) in before.items():
+        assert os.stat(path).st_ino == inode, f"{path} was replaced"
+        with open(path, "rb") as f:
+            assert f.read() == content, f"{path} changed"
+    expected = sorted([os.path.basename(p) for p in [image] + sides] + ["filler"])
+    assert sorted(os.listdir(directory)) == expected, os.listdir(directory)

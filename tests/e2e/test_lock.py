@@ -401,9 +401,10 @@ def test_i_rebuilt_artifact_refused(rootlock, scratch, graph, base):
         out = os.path.join(scratch, "pylock.rebuilt.toml")
         rc, _, err, _ = lock(rootlock, recipe, out, os.path.join(scratch, "cache-i"))
     # The rebuild is two bytes shorter: the size check refuses it before the hash would.
-    assert rc in (2, 3) and ("sha256 mismatch" in err or "size mismatch" in err) and \
+    # An integrity failure: exit 3, as for every download that fails its digest.
+    assert rc == 3 and ("sha256 mismatch" in err or "size mismatch" in err) and \
         "rebuilt_pkg" in err and not os.path.exists(out), \
-        f"expected exit 2 or 3, no lock, and a sha256 or size mismatch of rebuilt_pkg: " \
+        f"expected exit 3, no lock, and a sha256 or size mismatch of rebuilt_pkg: " \
         f"exit {rc}: {err}"
 
 
@@ -558,8 +559,8 @@ def wrong_hash(rootlock, scratch, faulty):
 
 def test_g_wrong_hash_refused(wrong_hash):
     rc, err, out, _ = wrong_hash
-    assert rc in (2, 3) and "sha256" in err and not os.path.exists(out), \
-        f"expected exit 2 or 3, no lock, and sha256 named: exit {rc}: {err}"
+    assert rc == 3 and "sha256" in err and not os.path.exists(out), \
+        f"expected exit 3 (integrity), no lock, and sha256 named: exit {rc}: {err}"
 
 
 def test_g_wrong_hash_leaves_no_bad_blob(wrong_hash):

@@ -246,9 +246,9 @@ def test_b_tampered_layer_one_line_exit_2(rootlock, layout, victim):
     lines = proc.stderr.strip().splitlines()
     print(f"(b) a layer that is not its digest: exit {proc.returncode}: "
           f"{lines[0] if lines else ''}")
-    assert proc.returncode == 2 and len(lines) == 1 and \
+    assert proc.returncode == 3 and len(lines) == 1 and \
         lines[0].endswith("its sha256 differs from the descriptor's digest"), \
-        f"tampered layer: expected exit 2 and one line ending 'its sha256 differs from the " \
+        f"tampered layer: expected exit 3 (integrity) and one line ending 'its sha256 differs from the " \
         f"descriptor's digest', got exit {proc.returncode}: {proc.stderr}"
 
 

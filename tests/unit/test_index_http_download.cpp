@@ -192,7 +192,7 @@ TEST_SUITE("rootlock::index") {
         REQUIRE_FALSE(failed.at(0).ok());
         CHECK(failed[0].error().text() == server.url("/x") + ": sha256 mismatch: expected " +
                                               wrong + ", got " + sha256_hex("real bytes"));
-        CHECK(failed[0].error().kind == ErrorKind::input);
+        CHECK(failed[0].error().kind == ErrorKind::integrity);
         CHECK(entries_in(dir / "tmp") == 0U);
         CHECK_FALSE(store.find(wrong)->has_value());
         CHECK_FALSE(store.find(sha256_hex("real bytes"))->has_value());
@@ -216,7 +216,7 @@ TEST_SUITE("rootlock::index") {
         // The server said 10 bytes and sent them: another file than the one listed, not a cut.
         CHECK(results[0].error().text() ==
               server.url("/x") + ": size mismatch: expected 11 bytes, got 10");
-        CHECK(results[0].error().kind == ErrorKind::input);
+        CHECK(results[0].error().kind == ErrorKind::integrity);
         CHECK(server.requests_for("/x").size() == 2);  // one each: neither was retried
         REQUIRE_FALSE(results[1].ok());
         CHECK(results[1].error().text() ==
