@@ -476,6 +476,12 @@ def scan_json():
 
 def add_scan_cache(corpus):
     corpus.add("wheel_scan_json", scan_json())
+    # Sealed cache files (fuzz_sealed_text.cpp): a whole one, and one whose content changed.
+    content = scan_json()
+    sealed = "rootlock-sealed sha256:" + hashlib.sha256(content.encode()).hexdigest() + "\n"
+    corpus.add("sealed_text", sealed + content)
+    corpus.add("sealed_text", sealed + content[:-1] + "x")
+    corpus.add("sealed_text", "rootlock-sealed sha256:")
     # Real cache files, where rootlock has run on this machine (the smallest few).
     cache = os.path.expanduser("~/.cache/rootlock/scans")
     found = sorted(glob.glob(f"{cache}/*/*/*.json"), key=os.path.getsize)[:6]

@@ -19,5 +19,6 @@ void register_freeze(CLI::App& app, std::function<int()>& run);
 void register_push(CLI::App& app, std::function<int()>& run);
 void register_host(CLI::App& app, std::function<int()>& run);
 void register_pct_config(CLI::App& app, std::function<int()>& run);
+void register_cache(CLI::App& app, std::function<int()>& run);
 
 }  // namespace rootlock::cli

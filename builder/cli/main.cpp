@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     register_push(app, run);
     register_host(app, run);
     register_pct_config(app, run);
+    register_cache(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -1,5 +1,6 @@
 // One listing per image path, named by the sha256 of its absolute path; one key per line, then
-// "built SHA256 ENTRIES STAMP" when the build that wrote it renamed the image into place.
+// "built SHA256 ENTRIES STAMP" when the build that wrote it renamed the image into place, then
+// "image ABSOLUTE_PATH" (so `cache prune` can drop the listings of images that are gone).
 #include "image/cache_listing.hpp"
 
 #include <fcntl.h>
@@ -51,6 +52,74 @@ std::string built_line(const ListedImage& image, const std::string& stamp) {
     return "built " + image.sha256 + " " + std::to_string(image.entries) + " " + stamp + "\n";
 }
 
+constexpr std::string_view k_image_prefix = "image ";
+
+std::string image_line(const std::string& image_path) {
+    return std::string(k_image_prefix) + absolute(image_path) + "\n";
+}
+
+// Every line of every listing under ROOT/images (the keys in use, and more).
+std::set<std::string, std::less<>> listed_lines(const std::string& images) {
+    std::set<std::string, std::less<>> used;
+    std::error_code error;
+    for (const auto& list : std::filesystem::directory_iterator(images, error)) {
+        auto text = util::read_host_file(list.path().string());
+        if (!text.ok())
+            continue;
+        size_t start = 0;
+        while (start < text->size()) {
+            size_t end = text->find('\n', start);
+            if (end == std::string::npos)
+                end = text->size();
+            used.insert(text->substr(start, end - start));
+            start = end + 1;
+        }
+    }
+    return used;
+}
+
+// Deletes every file below ROOT/FOLDER whose name no line of `used` is; the caller holds the
+// lock.
+void delete_unlisted(const std::string& root, const std::vector<std::string>& folders,
+                     const std::set<std::string, std::less<>>& used, UnlistedCount* count) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    for (const auto& folder : folders) {
+        for (const auto& file : fs::recursive_directory_iterator(root + "/" + folder, error)) {
+            if (!file.is_regular_file(error))
+                continue;
+            const std::string name = file.path().filename().string();
+            if (is_cache_key(name) && used.contains(name))
+                continue;
+            const uint64_t size = file.file_size(error);
+            if (fs::remove(file.path(), error) && count != nullptr) {
+                ++count->files;
+                count->bytes += error ? 0 : size;
+            }
+        }
+    }
+}
+
+// ROOT/.lock, held exclusively: one pruner at a time.
+class PruneLock {
+  public:
+    explicit PruneLock(const std::string& root)
+        : m_fd(::open((root + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+        if (m_fd >= 0)
+            ::flock(m_fd, LOCK_EX);
+    }
+    ~PruneLock() {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    PruneLock(const PruneLock&) = delete;
+    PruneLock& operator=(const PruneLock&) = delete;
+    bool held() const { return m_fd >= 0; }
+
+  private:
+    int m_fd;
+};
+
 }  // namespace
 
 bool is_cache_key(const std::string& name) {
@@ -65,45 +134,47 @@ bool is_cache_key(const std::string& name) {
 void keep_listed(const std::string& root, const std::string& image_path,
                  const std::vector<std::string>& keys, const std::vector<std::string>& folders,
                  const ListedImage* built) {
-    namespace fs = std::filesystem;
     const std::string images = root + "/images";
     std::string listing = keys_text(keys);
     if (built != nullptr)
         if (auto stamp = stamp_of(image_path))
             listing += built_line(*built, *stamp);
+    listing += image_line(image_path);
     if (!util::make_directories(images).ok() ||
         !util::write_file_atomically(listing_path(root, image_path), listing).ok())
         return;
     // One pruner at a time; a build that loses a file to another's prune makes it again.
-    const int lock = ::open((root + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0)
+    PruneLock lock(root);
+    if (!lock.held())
         return;
-    ::flock(lock, LOCK_EX);
-    std::set<std::string, std::less<>> used;
+    delete_unlisted(root, folders, listed_lines(images), nullptr);
+}
+
+UnlistedCount prune_gone_images(const std::string& root, const std::vector<std::string>& folders) {
+    UnlistedCount count;
+    const std::string images = root + "/images";
+    if (::access(root.c_str(), F_OK) != 0)
+        return count;
+    PruneLock lock(root);
+    if (!lock.held())
+        return count;
     std::error_code error;
-    for (const auto& list : fs::directory_iterator(images, error)) {
+    for (const auto& list : std::filesystem::directory_iterator(images, error)) {
         auto text = util::read_host_file(list.path().string());
         if (!text.ok())
             continue;
-        size_t start = 0;
-        while (start < text->size()) {
-            size_t end = text->find('\n', start);
-            if (end == std::string::npos)
-                end = text->size();
-            used.insert(text->substr(start, end - start));
-            start = end + 1;
-        }
+        const size_t at = text->rfind(k_image_prefix);
+        const bool named = at != std::string::npos && (at == 0 || (*text)[at - 1] == '\n');
+        const size_t end = named ? text->find('\n', at) : std::string::npos;
+        const std::string image =
+            named ? text->substr(at + k_image_prefix.size(), end - at - k_image_prefix.size())
+                  : std::string();
+        // A listing that names no image (an earlier version's) or one that is gone goes.
+        if (image.empty() || ::access(image.c_str(), F_OK) != 0)
+            std::filesystem::remove(list.path(), error);
     }
-    for (const auto& folder : folders) {
-        for (const auto& file : fs::recursive_directory_iterator(root + "/" + folder, error)) {
-            if (!file.is_regular_file(error))
-                continue;
-            const std::string name = file.path().filename().string();
-            if (!is_cache_key(name) || !used.contains(name))
-                fs::remove(file.path(), error);
-        }
-    }
-    ::close(lock);
+    delete_unlisted(root, folders, listed_lines(images), &count);
+    return count;
 }
 
 std::optional<ListedImage> listed_image(const std::string& root, const std::string& image_path,
@@ -113,8 +184,12 @@ std::optional<ListedImage> listed_image(const std::string& root, const std::stri
     const std::string expected = keys_text(keys);
     if (!listing.ok() || !stamp || listing->compare(0, expected.size(), expected) != 0)
         return std::nullopt;
-    // "built SHA256 ENTRIES STAMP\n", the listing's last line.
-    const std::string built = listing->substr(expected.size());
+    // "built SHA256 ENTRIES STAMP\n", then the image line.
+    std::string built = listing->substr(expected.size());
+    const std::string named = image_line(image_path);
+    if (built.size() >= named.size() &&
+        built.compare(built.size() - named.size(), named.size(), named) == 0)
+        built.resize(built.size() - named.size());
     const std::string prefix = "built ";
     if (built.compare(0, prefix.size(), prefix) != 0 || built.size() < prefix.size() + 66)
         return std::nullopt;

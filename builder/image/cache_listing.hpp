@@ -28,6 +28,16 @@ void keep_listed(const std::string& root, const std::string& image_path,
                  const std::vector<std::string>& keys, const std::vector<std::string>& folders,
                  const ListedImage* built = nullptr);
 
+// What prune_gone_images removed.
+struct UnlistedCount {
+    uint64_t files = 0;
+    uint64_t bytes = 0;
+};
+
+// Under ROOT/.lock: drops the listings whose image no longer exists at the path it was built to
+// (or that name none), then deletes every file below ROOT/FOLDER that no listing lists.
+UnlistedCount prune_gone_images(const std::string& root, const std::vector<std::string>& folders);
+
 // What the last build into `image_path` wrote, when it was made of exactly `keys` (in order)
 // and the file there is still the one it renamed into place: then it already holds the bytes a
 // build of `keys` would write, since a frame's bytes depend only on its key. Nullopt otherwise,

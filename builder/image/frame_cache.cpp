@@ -111,6 +111,10 @@ void FrameCache::keep_only_used(const std::string& image_path, const std::vector
     keep_listed(m_root, image_path, keys, {"zstd", "gzip", "sums"}, built);
 }
 
+UnlistedCount FrameCache::prune_gone_images() const {
+    return image::prune_gone_images(m_root, {"zstd", "gzip", "sums"});
+}
+
 std::optional<ListedImage> FrameCache::unchanged_image(const std::string& image_path,
                                                        const std::vector<std::string>& keys) const {
     return listed_image(m_root, image_path, keys);

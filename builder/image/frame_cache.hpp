@@ -60,6 +60,8 @@ class FrameCache {
     // image holds. Failures are ignored.
     void keep_only_used(const std::string& image_path, const std::vector<std::string>& keys,
                         const ListedImage* built = nullptr) const;
+    // `cache prune`: the frames of images that no longer exist removed (cache_listing.hpp).
+    UnlistedCount prune_gone_images() const;
     // The image at `image_path` when the last build there wrote exactly `keys` and the file is
     // untouched since: a rebuild of the same frames keeps it instead of writing it again.
     std::optional<ListedImage> unchanged_image(const std::string& image_path,

@@ -107,6 +107,10 @@ void LayerCache::store(const std::string& key, const std::string& host_path,
                           std::to_string(stored->second) + "\n");
 }
 
+UnlistedCount LayerCache::prune_gone_images() const {
+    return image::prune_gone_images(m_root, {"blobs", "meta"});
+}
+
 void LayerCache::keep_only_used(const std::string& image_path,
                                 const std::vector<std::string>& keys) const {
     keep_listed(m_root, image_path, keys, {"blobs", "meta"});

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "image/cache_listing.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::image {
@@ -39,6 +40,8 @@ class LayerCache {
     // Keeps the finished layer at `host_path` under `key` (a hard link, else a copy).
     void store(const std::string& key, const std::string& host_path,
                const CachedLayer& layer) const;
+    // `cache prune`: the layers of images that no longer exist removed (cache_listing.hpp).
+    UnlistedCount prune_gone_images() const;
     // keep_listed over the blobs and their records.
     void keep_only_used(const std::string& image_path, const std::vector<std::string>& keys) const;
 

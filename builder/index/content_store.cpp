@@ -21,6 +21,12 @@ namespace rootlock::index {
 
 namespace {
 
+std::string trimmed(std::string root) {
+    while (root.size() > 1 && root.back() == '/')
+        root.pop_back();
+    return root;
+}
+
 util::Error errno_error(const std::string& path) {
     return util::make_io_error(path, std::strerror(errno));
 }
@@ -83,10 +89,8 @@ int64_t to_ns(const struct timespec& time) {
 
 }  // namespace
 
-ContentStore::ContentStore(std::string root) : m_root(std::move(root)) {
-    while (m_root.size() > 1 && m_root.back() == '/')
-        m_root.pop_back();
-}
+ContentStore::ContentStore(std::string root)
+    : m_root(trimmed(std::move(root))), m_in_use(m_root, /*exclusive=*/false) {}
 
 std::string ContentStore::blob_path(std::string_view sha256) const {
     std::string path = m_root + "/blobs/sha256/";

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "util/cache_lock.hpp"
 #include "util/result.hpp"
 
 namespace rootlock::index {
@@ -77,6 +78,8 @@ class ContentStore {
     void forget(const std::string& path);
 
     std::string m_root;
+    // Held shared while the store lives: `cache verify` and `cache prune` wait for it.
+    util::CacheLock m_in_use;
     bool m_offline = false;
     mutable std::mutex m_memo_mutex;
     std::once_flag m_swept;  // the dead runs' temporaries cleared, once per store

@@ -189,3 +189,83 @@ def test_e_index_pages(rootlock, warm):
 def test_f_a_wheel_scan(rootlock, warm):
     check_lock_kind(rootlock, warm, "scan",
                     lambda cache: glob.glob(os.path.join(cache, "scans", "v2", "*", "*.json")))
+
+
+# `rootlock cache`: verify, du, prune over a copy of the same warm cache.
+
+def test_g_cache_verify_names_and_removes_what_is_damaged(rootlock, warm):
+    cache = copy_cache(warm, "cache-verify")
+    proc = run_rootlock(rootlock, "cache", "verify", "--cache-dir", cache, "--json")
+    assert proc.returncode == 0, proc.stderr
+    clean = json.loads(proc.stdout)
+    assert clean["ok"] and clean["damaged"] == [] and clean["bytes_read"] > 0, clean
+    checked = {kind["kind"]: kind["entries"] for kind in clean["checked"]}
+    assert all(checked[k] > 0 for k in ("blobs", "frames", "bases", "pages", "scans", "layers")), \
+        checked
+    damaged = [os.path.join(cache, "blobs", "sha256", warm["wheel_sha"][:2],
+                            warm["wheel_sha"][2:]),
+               largest(os.path.join(cache, "frames", "zstd", "**", "*")),
+               largest(os.path.join(cache, "layers", "blobs", "**", "*")),
+               sorted(glob.glob(os.path.join(cache, "pages", "*.json")))[0]]
+    for path in damaged:
+        flip(path, at=os.path.getsize(path) - 3)
+    proc = run_rootlock(rootlock, "cache", "verify", "--cache-dir", cache)
+    assert proc.returncode == 1, proc.stderr
+    named = [line for line in proc.stdout.splitlines() if line.startswith("damaged, removed: ")]
+    assert len(named) == len(damaged), proc.stdout
+    for path in damaged:
+        assert any(path in line for line in named), (path, named)
+        assert not os.path.exists(path)
+    assert "MB/s" in proc.stdout.splitlines()[-1], proc.stdout
+    again = run_rootlock(rootlock, "cache", "verify", "--cache-dir", cache)
+    assert again.returncode == 0, again.stdout
+
+
+def test_h_cache_du_adds_up_to_the_directory(rootlock, warm):
+    proc = run_rootlock(rootlock, "cache", "du", "--cache-dir", warm["cache"], "--json")
+    assert proc.returncode == 0, proc.stderr
+    kinds = json.loads(proc.stdout)
+    total = sum(kind["bytes"] for kind in kinds)
+    apparent = 0
+    for dirpath, _, files in os.walk(warm["cache"]):
+        apparent += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files
+                        if os.path.isfile(os.path.join(dirpath, f)))
+    assert total == apparent, (total, apparent, kinds)
+    by_kind = {kind["kind"]: kind["bytes"] for kind in kinds}
+    assert by_kind["blobs"] > 0 and by_kind["frames"] > 0, kinds
+    missing = run_rootlock(rootlock, "cache", "du", "--cache-dir",
+                           os.path.join(warm["scratch"], "no-cache"))
+    assert missing.returncode == 2 and only_error(missing.stderr).endswith(
+        "no such cache directory"), missing.stderr
+
+
+def test_i_cache_prune_keeps_what_the_kept_lock_needs(rootlock, warm):
+    cache = copy_cache(warm, "cache-prune")
+    stray = os.path.join(cache, "blobs", "sha256", "00", "1" * 62)
+    os.makedirs(os.path.dirname(stray), exist_ok=True)
+    with open(stray, "wb") as f:
+        f.write(b"a blob no lock names")
+    refused = run_rootlock(rootlock, "cache", "prune", "--cache-dir", cache)
+    assert refused.returncode == 2 and "--keep" in only_error(refused.stderr), refused.stderr
+    # The clean images are gone from where they were built: their frames and layers go too.
+    moved = {}
+    for suffix in (".tar.zst", ".oci.tar"):
+        image = os.path.join(warm["scratch"], "clean" + suffix)
+        moved[image] = image + ".moved"
+        os.rename(image, moved[image])
+    try:
+        proc = run_rootlock(rootlock, "cache", "prune", "--cache-dir", cache, "--keep",
+                            warm["lock"], "--json")
+    finally:
+        for image, away in moved.items():
+            os.rename(away, image)
+    assert proc.returncode == 0, proc.stderr
+    removed = json.loads(proc.stdout)
+    assert removed["removed_entries"] >= 1 and removed["removed_bytes"] > 0, removed
+    assert not os.path.exists(stray)
+    assert not glob.glob(os.path.join(cache, "frames", "zstd", "*", "*")), "frames of gone images"
+    assert os.path.exists(os.path.join(cache, "blobs", "sha256", warm["wheel_sha"][:2],
+                                       warm["wheel_sha"][2:]))
+    # What the kept lock needs is all there: an offline build gives the clean image.
+    image = os.path.join(warm["scratch"], "after-prune.tar.zst")
+    assert build(rootlock, warm["lock"], image, cache, ["--offline"]) == warm["clean"][".tar.zst"]

@@ -31,11 +31,14 @@ unsigned mode_of(const std::string& path) {
     return info.st_mode & 07777U;
 }
 
+// Entries of `dir`, not counting the lock every store holds while it lives (util/cache_lock).
 size_t entries_in(const std::string& dir) {
     if (!std::filesystem::exists(dir))
         return 0;
-    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir),
-                                             std::filesystem::directory_iterator()));
+    size_t count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+        count += entry.path().filename() != ".in-use";
+    return count;
 }
 
 }  // namespace
