@@ -754,7 +754,6 @@ namespace {
 util::Status publish_side_files(const pylock::Lock& lock, const pylock::LockRootlockData& data,
                                 const BuildOptions& options, const BuildOutcome& outcome,
                                 std::string sbom) {
-    const std::string directory = directory_of(options.output);
     const std::string name = base_name(options.output);
     // An OCI image holds its SBOM (which names it by manifest digest): the same bytes beside it.
     if (sbom.empty())
@@ -766,8 +765,7 @@ util::Status publish_side_files(const pylock::Lock& lock, const pylock::LockRoot
     };
     std::vector<util::StagedFile> staged;
     for (const auto& [suffix, bytes] : sides) {
-        // A killed build's staged file names its process: cleared once that process is gone.
-        util::remove_dead_leftovers(directory, "." + name + suffix + ".tmp-");
+        // (A killed build's staged file is cleared by StagedFile itself.)
         ROOTLOCK_TRY(file, util::StagedFile::stage(options.output + suffix, bytes));
         staged.push_back(std::move(file));
     }

@@ -90,7 +90,11 @@ int64_t to_ns(const struct timespec& time) {
 }  // namespace
 
 ContentStore::ContentStore(std::string root)
-    : m_root(trimmed(std::move(root))), m_in_use(m_root, /*exclusive=*/false) {}
+    : m_root(trimmed(std::move(root))), m_in_use(m_root, /*exclusive=*/false) {
+    // Each temporary names its process, so that every run clears the temporaries of runs that
+    // died (kill -9) before it starts, without touching a live run's.
+    util::remove_dead_leftovers(m_root + "/tmp", "part-");
+}
 
 std::string ContentStore::blob_path(std::string_view sha256) const {
     std::string path = m_root + "/blobs/sha256/";
@@ -145,9 +149,6 @@ util::Result<std::string> ContentStore::temp_path() {
     auto made = make_dirs(dir);
     if (!made)
         return made.error();
-    // Each temporary names its process, so that the first one a run makes can clear the
-    // temporaries of runs that died (kill -9) without touching a live run's.
-    std::call_once(m_swept, [&dir] { util::remove_dead_leftovers(dir, "part-"); });
     std::string pattern = dir + "/part-" + std::to_string(::getpid()) + "-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');

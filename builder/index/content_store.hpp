@@ -82,7 +82,6 @@ class ContentStore {
     util::CacheLock m_in_use;
     bool m_offline = false;
     mutable std::mutex m_memo_mutex;
-    std::once_flag m_swept;  // the dead runs' temporaries cleared, once per store
     std::map<std::string, FileStamp> m_verified;
 };
 

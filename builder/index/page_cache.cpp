@@ -17,6 +17,7 @@
 
 #include "util/cache_damage.hpp"
 #include "util/hex.hpp"
+#include "util/leftovers.hpp"
 #include "util/sealed_text.hpp"
 #include "util/sha256.hpp"
 
@@ -135,6 +136,7 @@ std::optional<std::string> serialise(const std::string& key, const CachedPage& p
 PageCache::PageCache(std::string root) : m_root(std::move(root)) {
     while (m_root.size() > 1 && m_root.back() == '/')
         m_root.pop_back();
+    util::remove_dead_leftovers(m_root + "/pages", ".tmp-");  // of runs killed while writing
 }
 
 std::string PageCache::path_for(const std::string& key) const {
@@ -178,7 +180,7 @@ util::Status PageCache::put(const std::string& key, const CachedPage& page) {
     if (!text)
         return util::make_error(path_for(key), "page headers are not UTF-8");
 
-    std::string pattern = dir + "/.tmp-XXXXXX";
+    std::string pattern = dir + "/.tmp-" + std::to_string(::getpid()) + "-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     int fd = ::mkostemp(buffer.data(), O_CLOEXEC);

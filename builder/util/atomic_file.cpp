@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "util/leftovers.hpp"
+
 namespace rootlock::util {
 
 namespace {
@@ -55,8 +57,9 @@ Result<StagedFile> StagedFile::stage(const std::string& path, std::string_view b
     (void)made;
     const size_t slash = path.rfind('/');
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    // The process in the name: a killed run's temporary is removed by a later one
-    // (util/leftovers, prefix ".BASE.tmp-").
+    // The process in the name: a killed run's temporary of the same target is removed here,
+    // by the next write of it (util/leftovers), never a live run's.
+    remove_dead_leftovers(directory, "." + base + ".tmp-");
     std::string temp =
         (directory == "." && slash == std::string::npos ? std::string() : directory + "/") + "." +
         base + ".tmp-" + std::to_string(::getpid()) + "-XXXXXX";

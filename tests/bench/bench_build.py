@@ -31,6 +31,9 @@ and locked over the cached Debian base tarball; then, in one run, on the same wh
                       --no-compile of the wheels into it, then tar --sort=name --mtime=@0
                       --numeric-owner | zstd -T2 -3 (the venv only: no base, no checks);
   floor               unzip -p of every wheel piped to zstd -T2 -3 (bytes only, no tar at all);
+  cache verify        `rootlock cache verify` of the bench's cache (every wheel, the base, the
+                      frames and pages checked against their digests), beside sha256sum of every
+                      file in it (what a user would otherwise run), in MB/s;
   zstd alone          zstd -T2 -3 of the image's own tar, decompressed beforehand: what
                       compressing those bytes costs on this machine with nothing else to do, the
                       part of the build no inflater or writer can remove.
@@ -280,6 +283,12 @@ def main(argv):
         def image_cached():  # the copy's source read from memory: only the writing is timed
             subprocess.run(["cat", image], stdout=subprocess.DEVNULL, check=True)
 
+        cache_bytes = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(cache)
+                          for f in fs if os.path.isfile(os.path.join(d, f)))
+        verify, verify_rss = median_of(args.runs, [rootlock, "cache", "verify", "--cache-dir",
+                                                   cache])
+        sha256sum, sha256sum_rss = median_of(args.runs, [
+            "bash", "-c", f"find {cache} -type f -print0 | xargs -0 sha256sum > /dev/null"])
         write_floor, _ = median_of(args.runs, [
             "bash", "-c", f"set -e; dd if={image} of={copy} bs=64M oflag=direct conv=fsync "
                           f"status=none; mv -f {copy} {image}"], prepare=image_cached)
@@ -326,6 +335,8 @@ def main(argv):
                  ("  baseline: nothing changed (image kept)", before.same, before.same_rss)]
     rows += [("write floor: dd oflag=direct conv=fsync + mv", write_floor, float("nan")),
              ("sha256 of the image alone (openssl dgst)", digest_floor, float("nan")),
+             (f"rootlock cache verify ({cache_bytes / 1e6:.0f} MB cache)", verify, verify_rss),
+             ("  find | xargs sha256sum of the same cache", sha256sum, sha256sum_rss),
              ("venv + pip install + tar | zstd -T2", pip, pip_rss),
              ("floor: unzip -p | zstd -T2", floor, floor_rss),
              ("zstd -T2 -3 of the image's tar alone", alone, alone_rss)]
@@ -339,6 +350,8 @@ def main(argv):
               f"{100 * rows_of.changed / rows_of.build:.0f}% (aim < 15%); "
               f"{counts.get('reused', '?')} of {counts.get('written', '?')} frames from the cache, "
               f"{counts.get('cloned', 0)} of them cloned (blocks shared, not written)")
+    print(f"cache verify: {cache_bytes / 1e6 / verify:.0f} MB/s; sha256sum: "
+          f"{cache_bytes / 1e6 / sha256sum:.0f} MB/s (ratio {verify / sha256sum:.2f}x)")
     print(f"write floor / full build = {100 * write_floor / build:.0f}%: a rebuild that writes "
           f"a new {image_size / 1e6:.0f} MB image pays at least this on this disk, unless the "
           f"filesystem shares the unchanged frames' blocks (XFS, btrfs)")

@@ -269,3 +269,57 @@ def test_i_cache_prune_keeps_what_the_kept_lock_needs(rootlock, warm):
     # What the kept lock needs is all there: an offline build gives the clean image.
     image = os.path.join(warm["scratch"], "after-prune.tar.zst")
     assert build(rootlock, warm["lock"], image, cache, ["--offline"]) == warm["clean"][".tar.zst"]
+
+
+# kill -9 at points spread over a run, then a normal run: nothing of the dead process is left,
+# the output is a clean run's, and the cache it shared verifies whole.
+
+KILL_AFTER = [0.05, 0.15, 0.3, 0.5, 0.8, 1.2]  # seconds: spread over a build of this lock
+
+
+def leftovers_of(pid, *folders):
+    """Files in `folders` (recursively) whose name carries `pid`."""
+    found = []
+    for folder in folders:
+        for dirpath, _, files in os.walk(folder):
+            found += [os.path.join(dirpath, f) for f in files if f"-{pid}" in f]
+    return found
+
+
+def killed(argv, after):
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        child.wait(timeout=after)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    return child.pid
+
+
+@pytest.mark.parametrize("after", KILL_AFTER)
+def test_j_a_build_killed_anywhere_then_a_clean_one(rootlock, warm, after):
+    cache = copy_cache(warm, f"cache-kill-build-{after}")
+    shutil.rmtree(os.path.join(cache, "frames"))  # a cold build: every step takes its time
+    out = os.path.join(warm["scratch"], f"killed-build-{after}")
+    os.makedirs(out, exist_ok=True)
+    image = os.path.join(out, "image.tar.zst")
+    pid = killed([rootlock, "build", warm["lock"], "-o", image, "--cache-dir", cache], after)
+    assert build(rootlock, warm["lock"], image, cache, []) == warm["clean"][".tar.zst"]
+    assert not leftovers_of(pid, out, cache), leftovers_of(pid, out, cache)
+    subprocess.run(["zstd", "-q", "-t", image], check=True)
+    proc = run_rootlock(rootlock, "cache", "verify", "--cache-dir", cache)
+    assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.parametrize("after", KILL_AFTER[:4])
+def test_j_a_lock_killed_anywhere_then_a_clean_one(rootlock, warm, after):
+    cache = os.path.join(warm["scratch"], f"cache-kill-lock-{after}")  # cold: it downloads
+    lock = os.path.join(warm["scratch"], f"pylock.killed-{after}.toml")
+    pid = killed([rootlock, "lock", warm["recipe"], "-o", lock, "--cache-dir", cache], after)
+    proc = run_rootlock(rootlock, "lock", warm["recipe"], "-o", lock, "--cache-dir", cache)
+    assert proc.returncode == 0, proc.stderr
+    with open(lock, "rb") as f:
+        assert f.read() == warm["lock_bytes"]
+    assert not leftovers_of(pid, cache, os.path.dirname(lock)), leftovers_of(pid, cache)
+    proc = run_rootlock(rootlock, "cache", "verify", "--cache-dir", cache)
+    assert proc.returncode == 0, proc.stdout

@@ -253,3 +253,56 @@ def test_g_a_disk_full_at_the_side_files_keeps_the_older_image_whole(rootlock, s
             assert f.read() == content, f"{path} changed"
     expected = sorted([os.path.basename(p) for p in [image] + sides] + ["filler"])
     assert sorted(os.listdir(directory)) == expected, os.listdir(directory)
+
+
+# The wire faults on an index page, not only on a wheel (each lock is cold: a cache of its own).
+
+PAGE = "/simple/app/"
+
+
+def page_requests(server):
+    return [r for r in server.requests if r.path == PAGE]
+
+
+def test_h_a_page_that_trickles_once_is_retried(rootlock, scratch, server):
+    server.clear_faults()
+    server.clear_log()
+    server.trickle(PAGE, seconds=0.5, times=1)
+    rc, err, _, out = lock(rootlock, scratch, server, "page-trickle-once")
+    server.clear_faults()
+    assert rc == 0 and os.path.exists(out), f"exit {rc}: {err}"
+    assert len(page_requests(server)) == 2, [r.path for r in server.requests]
+
+
+def test_h_a_page_that_always_trickles_is_exit_3_within_the_bound(rootlock, scratch, server):
+    server.clear_faults()
+    server.trickle(PAGE, seconds=0.5, times=None)
+    rc, err, took, out = lock(rootlock, scratch, server, "page-trickle")
+    server.clear_faults()
+    assert rc == 3 and not os.path.exists(out), f"exit {rc}: {err}"
+    assert took < BOUND, f"took {took:.1f} s, beyond the bound {BOUND:.1f} s"
+    line = one_line(err)
+    assert PAGE in line and "below the minimum rate" in line, line
+
+
+def test_h_a_page_that_fails_is_retried_then_exit_3(rootlock, scratch, server):
+    server.clear_faults()
+    server.clear_log()
+    server.fail(PAGE, status=503, times=2)
+    rc, err, _, out = lock(rootlock, scratch, server, "page-503-twice")
+    assert rc == 0 and os.path.exists(out), f"exit {rc}: {err}"
+    server.fail(PAGE, status=503, times=None)
+    rc, err, _, out = lock(rootlock, scratch, server, "page-503")
+    server.clear_faults()
+    line = one_line(err)
+    assert rc == 3 and PAGE in line and "503" in line, f"exit {rc}: {err}"
+
+
+def test_h_a_page_cut_mid_body_is_retried(rootlock, scratch, server):
+    server.clear_faults()
+    server.clear_log()
+    server.drop(PAGE, times=1)
+    rc, err, _, out = lock(rootlock, scratch, server, "page-drop")
+    server.clear_faults()
+    assert rc == 0 and os.path.exists(out), f"exit {rc}: {err}"
+    assert len(page_requests(server)) >= 2
