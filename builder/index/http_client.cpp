@@ -432,6 +432,17 @@ struct HttpClient::Engine {
                                          *t.expected_size));
             return;
         }
+        const std::string actual = t.hasher.hex_digest();
+        if (!t.expected_sha256.empty() && actual != t.expected_sha256 && !t.expected_size &&
+            t.known_total == 0 && t.attempts <= t.retries) {
+            // Ended by the connection closing, with neither a declared length nor a size to
+            // hold it to (a base named by URL and digest alone): it may have been cut anywhere,
+            // so the bytes are fetched again from the start before they count as wrong.
+            t.restart_file();
+            retry_or_fail(t, "the response ended without a declared length, its bytes not the "
+                             "sha256's: fetched again");
+            return;
+        }
         if (::close(t.fd) != 0) {
             t.fd = -1;
             finish(t, util::make_io_error(t.temp_path, std::strerror(errno)));
@@ -444,7 +455,6 @@ struct HttpClient::Engine {
                                                *t.expected_size, t.written)));
             return;
         }
-        std::string actual = t.hasher.hex_digest();
         if (!t.expected_sha256.empty() && actual != t.expected_sha256) {
             finish(t,
                    util::make_integrity_error(t.shown, "sha256 mismatch: expected " +

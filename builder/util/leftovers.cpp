@@ -31,7 +31,7 @@ size_t remove_dead_leftovers(const std::string& dir, std::string_view prefix) {
         long pid = 0;
         auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
         if (error != std::errc() || end == rest.data() ||
-            (end != rest.data() + rest.size() && *end != '-'))
+            (end != rest.data() + rest.size() && *end != '-' && *end != '.'))
             continue;
         const std::string path = dir + "/" + std::string(name);
         struct stat info {};

@@ -13,8 +13,9 @@ namespace rootlock::util {
 // process reads as alive: its file is kept, which errs on the safe side.
 bool process_gone(long pid);
 
-// Removes the regular files of `dir` named PREFIX<pid> or PREFIX<pid>-<anything> whose process is
-// gone; returns how many. A missing or unreadable directory, or a file that vanished meanwhile,
+// Removes the regular files of `dir` named PREFIX<pid>, PREFIX<pid>-<anything> or
+// PREFIX<pid>.<anything> (an OCI build's layer files beside its image) whose process is gone;
+// returns how many. A missing or unreadable directory, or a file that vanished meanwhile,
 // is no error: this is housekeeping, never a reason to fail the run.
 size_t remove_dead_leftovers(const std::string& dir, std::string_view prefix);
 

@@ -1201,3 +1201,23 @@ def test_k_sources_list_names_the_locks_own_url(rl, scratch, caches, srv, snapsh
     print(f"(k) the same .debs by another URL, warm cache: sources.list {sources.strip()!r}")
     assert other in sources and "127.0.0.1" not in sources, \
         f"(k) sources.list should name {other}, not the first URL: {sources!r}"
+
+
+# -- f. faults on the wire: a .deb cut mid-body, then a 503, then served whole ---------------------
+
+def test_f_a_deb_cut_then_refused_once_is_fetched_again(rl, scratch, caches, archive, srv, lock,
+                                                        image_b):
+    rel = archive.suite_packages(da.SUITE)[TAMPER][2]
+    path = "/debian/" + rel
+    srv.clear_faults()
+    srv.clear_log()
+    srv.drop(path, times=1)
+    srv.fail(path, status=503, times=1)
+    image = os.path.join(scratch, "out-f", "osbase.tar.zst")
+    try:
+        proc = rl("build", lock.path, "-o", image, "--cache-dir", caches.fresh("f"))
+    finally:
+        srv.clear_faults()
+    assert proc.returncode == 0, "(f) a cut and a 503 are retried:" + show(proc)
+    assert srv.paths.count(path) >= 3, f"(f) {path} asked {srv.paths.count(path)} times"
+    assert sha256(image) == image_b.digest, "(f) the image is the one built without faults"

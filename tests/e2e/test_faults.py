@@ -16,6 +16,7 @@ real Debian base:
   f. the cache temporaries of a killed run are removed by the next run once their process is
      gone, and a live run's are left alone.
 """
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -47,15 +48,31 @@ def server(scratch):
         filename=built.filename, path=built.path, sha256=built.sha256, size=built.size,
         metadata=built.metadata, requires_python=None, yanked=False, hash_listed=True,
         upload_time="2025-03-01T12:00:00.000000Z")]
+    # The base too, compressed, served as a file of the index (never listed for the recipe):
+    # the wire faults on a base download (test_i).
+    plain, _ = base_tarball()
+    base = os.path.join(wheels, "base.tar.zst")
+    subprocess.run(["zstd", "-q", "-3", "-f", plain, "-o", base], check=True)
+    with open(base, "rb") as f:
+        base_sha = hashlib.sha256(f.read()).hexdigest()
+    files.append(package_graph.IndexFile(
+        project="rootlock-base", name="rootlock-base", version="1.0", filename="base.tar.zst",
+        path=base, sha256=base_sha, size=os.path.getsize(base), metadata=b"",
+        requires_python=None, yanked=False, hash_listed=True,
+        upload_time="2025-03-01T12:00:00.000000Z"))
     graph = package_graph.Graph(root=wheels, stacks=(), files=files, rebuilt={})
     with index_server.IndexServer(graph, style="pypi") as srv:
         srv.wheel_path = srv.file_path(built.filename)
+        srv.base_path, srv.base_sha = srv.file_path("base.tar.zst"), base_sha
         yield srv
 
 
-def lock(rootlock, scratch, server, name, *extra, out=None, cache=None):
-    """(exit code, stderr, seconds, lock path) of a cold `rootlock lock` of the one-wheel recipe."""
+def lock(rootlock, scratch, server, name, *extra, out=None, cache=None, served_base=False):
+    """(exit code, stderr, seconds, lock path) of a cold `rootlock lock` of the one-wheel recipe
+    (over the base served by the index fixture when `served_base`)."""
     base_path, base_sha = base_tarball()
+    if served_base:
+        base_path, base_sha = server.url + server.base_path, server.base_sha
     recipe = os.path.join(scratch, f"{name}.toml")
     with open(recipe, "w") as f:
         f.write(f'[image]\nname = "wire"\n\n[base]\ntarball = "{base_path}"\n'
@@ -306,3 +323,33 @@ def test_h_a_page_cut_mid_body_is_retried(rootlock, scratch, server):
     server.clear_faults()
     assert rc == 0 and os.path.exists(out), f"exit {rc}: {err}"
     assert len(page_requests(server)) >= 2
+
+
+# The wire faults on a tarball base fetched over HTTP.
+
+def base_requests(server):
+    return [r for r in server.requests if r.path == server.base_path]
+
+
+def test_i_a_base_cut_or_trickling_once_is_fetched_again(rootlock, scratch, server):
+    for fault in ("drop", "short", "trickle"):
+        server.clear_faults()
+        server.clear_log()
+        if fault == "trickle":
+            server.trickle(server.base_path, seconds=0.5, times=1)
+        else:
+            getattr(server, fault)(server.base_path, times=1)
+        rc, err, _, out = lock(rootlock, scratch, server, f"base-{fault}", served_base=True)
+        server.clear_faults()
+        assert rc == 0 and os.path.exists(out), f"{fault}: exit {rc}: {err}"
+        assert len(base_requests(server)) >= 2, f"{fault}: {len(base_requests(server))} requests"
+
+
+def test_i_a_base_with_other_bytes_is_an_integrity_failure(rootlock, scratch, server):
+    server.clear_faults()
+    server.corrupt(server.base_path, times=None)
+    rc, err, _, out = lock(rootlock, scratch, server, "base-corrupt", served_base=True)
+    server.clear_faults()
+    line = one_line(err)
+    assert rc == 3 and not os.path.exists(out), f"exit {rc}: {err}"
+    assert "base.tar.zst" in line and "sha256 mismatch" in line, line

@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -482,3 +483,28 @@ def test_g_wrong_password_refused_by_the_token_service(rootlock, token_registry,
         "token service refused the credentials" in proc.stderr, \
         f"wrong password: expected exit 3 and one line 'token service refused the " \
         f"credentials', got exit {proc.returncode}: {proc.stderr!r}"
+
+
+# (j) a push killed with kill -9 at points spread over it, then a normal one: the tag lands the
+# image's digest and nothing of the dead process is left in the cache.
+
+@pytest.mark.parametrize("after", [0.05, 0.2, 0.5, 1.0])
+def test_j_a_push_killed_anywhere_then_a_clean_one(rootlock, scratch, registry, env, image_a,
+                                                   after):
+    cache = os.path.join(scratch, f"kill-cache-{after}")
+    reference = f"{registry.host}/killed:v{int(after * 100)}"
+    child = subprocess.Popen([rootlock, "push", image_a[0], reference, "--insecure",
+                              "--cache-dir", cache, "--chunk-size", "1"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        child.wait(timeout=after)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    rc, out, err = push(rootlock, image_a[0], reference, cache, env)
+    assert rc == 0 and out and out["digest"] == image_a[1], f"exit {rc}: {err} {out}"
+    remote, err = remote_digest(reference)
+    assert remote == image_a[1], f"skopeo sees {remote}, not {image_a[1]}: {err}"
+    left = [os.path.join(d, f) for d, _, files in os.walk(cache) for f in files
+            if f"-{child.pid}" in f]
+    assert not left, left

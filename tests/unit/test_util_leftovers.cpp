@@ -37,7 +37,8 @@ TEST_SUITE("rootlock::util") {
         const std::string dead = std::to_string(dead_pid());
         const std::string live = std::to_string(::getpid());
         using Names = std::vector<std::string>;
-        const Names removed{"part-" + dead + "-a1b2c3", "part-" + dead};
+        const Names removed{"part-" + dead + "-a1b2c3", "part-" + dead,
+                            "part-" + dead + ".layer-12"};
         const Names kept{"part-" + live + "-a1b2c3", "part-" + dead + "x", "part-abc",
                          "other-" + dead + "-a1", "part-"};
         for (const Names* names : {&removed, &kept}) {
@@ -48,7 +49,7 @@ TEST_SUITE("rootlock::util") {
         CHECK(util::process_gone(std::stol(dead)));
         CHECK_FALSE(util::process_gone(::getpid()));
         CHECK_FALSE(util::process_gone(0));
-        CHECK(util::remove_dead_leftovers(dir.path(), "part-") == 2);
+        CHECK(util::remove_dead_leftovers(dir.path(), "part-") == 3);
         for (const std::string& name : removed)
             CHECK_FALSE(std::filesystem::exists(dir / name));
         for (const std::string& name : kept)
