@@ -439,8 +439,9 @@ struct HttpClient::Engine {
             // hold it to (a base named by URL and digest alone): it may have been cut anywhere,
             // so the bytes are fetched again from the start before they count as wrong.
             t.restart_file();
-            retry_or_fail(t, "the response ended without a declared length, its bytes not the "
-                             "sha256's: fetched again");
+            retry_or_fail(t,
+                          "the response ended without a declared length, its bytes not the "
+                          "sha256's: fetched again");
             return;
         }
         if (::close(t.fd) != 0) {
