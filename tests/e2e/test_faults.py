@@ -353,3 +353,17 @@ def test_i_a_base_with_other_bytes_is_an_integrity_failure(rootlock, scratch, se
     line = one_line(err)
     assert rc == 3 and not os.path.exists(out), f"exit {rc}: {err}"
     assert "base.tar.zst" in line and "sha256 mismatch" in line, line
+
+
+def test_e_a_full_cache_disk_is_exit_3_naming_the_cache(rootlock, scratch, server, tmpfs):
+    """The wheel (12 KB) cannot be written into a cache on a 4 KiB tmpfs: one line naming a
+    path in the cache and the errno text, exit 3, no lock, and no temporary left in it."""
+    server.clear_faults()
+    cache = tmpfs("size=4k")
+    rc, err, _, out = lock(rootlock, scratch, server, "full-cache", cache=cache)
+    line = one_line(err)
+    assert rc == 3 and not os.path.exists(out), f"exit {rc}: {err}"
+    assert cache in line and "No space left on device" in line, line
+    left = [os.path.join(d, f) for d, _, files in os.walk(cache) for f in files
+            if "part-" in f or ".tmp-" in f]
+    assert not left, left
