@@ -508,3 +508,26 @@ def test_j_a_push_killed_anywhere_then_a_clean_one(rootlock, scratch, registry, 
     left = [os.path.join(d, f) for d, _, files in os.walk(cache) for f in files
             if f"-{child.pid}" in f]
     assert not left, left
+
+
+# (k) a pull whose blob download is cut mid-body resumes, and the check reads the same image.
+
+def test_k_a_pull_cut_mid_blob_is_fetched_again(rootlock, scratch, registry, env, first_push,
+                                                remote_check):
+    proxy = DroppingProxy(registry.port, pattern=rb"^GET /v2/[^ ]*/blobs/sha256:", after=4096,
+                          response=True)
+    try:
+        cut_env = dict(auth_env(scratch, "auth-cut.json", [registry.host, proxy.host]),
+                       ROOTLOCK_CACHE_DIR=os.path.join(scratch, "cut-pull-cache"))
+        proc = run_rootlock(rootlock, "check", "--insecure", "--root",
+                            f"docker://{proxy.host}/demo:v1", "--json", env=cut_env)
+    finally:
+        proxy.close()
+    assert proxy.dropped == 1, "the proxy should cut one blob download"
+    local = remote_check[0]
+    assert proc.returncode == local.returncode and proc.stdout, \
+        f"check through the cutting proxy: exit {proc.returncode}: {proc.stderr}"
+    a, b = json.loads(local.stdout), json.loads(proc.stdout)
+    a.pop("root", None)
+    b.pop("root", None)
+    assert a == b, "the image read after the cut is the one pushed"
