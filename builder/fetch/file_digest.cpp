@@ -67,14 +67,12 @@ util::Result<bool> check_made_file(const std::string& path, index::PageCache& pa
     ROOTLOCK_TRY(actual, remembered_sha256(path, pages));
     if (record->size() == 65 && record->compare(0, 64, actual) == 0 && record->back() == '\n')
         return true;
-    const std::string what = "damaged: its sha256 is " + actual + ", it was made with " +
-                             util::printable(record->substr(0, 64));
-    if (offline)
-        return util::make_integrity_error(
-            path, what + " (--offline: remove it, or run without --offline to make it again)");
-    ::unlink(path.c_str());
-    ::unlink(record_path(path).c_str());
-    util::report_cache_damage(path + ": " + what + "; removed, made again");
+    if (auto refused =
+            util::discard_damaged(path,
+                                  "damaged: its sha256 is " + actual + ", it was made with " +
+                                      util::printable(record->substr(0, 64)),
+                                  offline, "make it again", {record_path(path)}))
+        return *refused;
     return false;
 }
 

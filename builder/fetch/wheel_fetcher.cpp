@@ -39,16 +39,10 @@ util::Result<std::optional<std::shared_ptr<const python::WheelScan>>> WheelFetch
         return Found();
     auto content = util::unseal_text(*cached);
     if (!content) {
-        const std::string what =
-            "damaged: its content does not match the digest it was written "
-            "with";
-        if (m_offline)
-            return util::make_integrity_error(
-                path, what +
-                          " (--offline: remove it, or run without --offline to scan the "
-                          "wheel again)");
-        ::unlink(path.c_str());
-        util::report_cache_damage(path + ": " + what + "; removed, the wheel scanned again");
+        if (auto refused = util::discard_damaged(
+                path, "damaged: its content does not match the digest it was written with",
+                m_offline, "scan the wheel again"))
+            return *refused;
         return Found();
     }
     auto parsed = python::scan_from_json(std::string(*content));

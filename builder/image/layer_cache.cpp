@@ -75,15 +75,10 @@ util::Result<std::optional<CachedLayer>> LayerCache::take(const std::string& key
     int64_t mtime = 0;
     if (!(in >> layer.digest >> layer.size >> layer.diff_id >> mtime) || now->first != layer.size ||
         now->second != mtime) {
-        const std::string what = "damaged: changed since it was stored (its size or time)";
-        if (m_offline)
-            return util::make_integrity_error(
-                blob, what +
-                          " (--offline: remove it, or run without --offline to write it "
-                          "again)");
-        ::unlink(blob.c_str());
-        ::unlink(meta_of(key).c_str());
-        util::report_cache_damage(blob + ": " + what + "; removed, the layer written again");
+        if (auto refused = util::discard_damaged(
+                blob, "damaged: changed since it was stored (its size or time)", m_offline,
+                "write the layer again", {meta_of(key)}))
+            return *refused;
         return Found();
     }
     if (!place(blob, host_path))

@@ -131,16 +131,12 @@ util::Result<std::optional<std::string>> ContentStore::find(const std::string& s
     // A poisoned blob (disk corruption, a hand edit) must not be served, and it would shadow
     // the good copy the next download brings.
     forget(path);
-    const std::string what = "damaged: its sha256 is " + util::Sha256::to_hex(*digest) +
-                             ", the name it is stored under says " + sha256;
-    if (m_offline)
-        return util::make_integrity_error(path,
-                                          what +
-                                              " (--offline: it cannot be fetched again; remove "
-                                              "it or run without --offline)");
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        return errno_error(path);
-    util::report_cache_damage(path + ": " + what + "; removed, to be fetched again");
+    if (auto refused =
+            util::discard_damaged(path,
+                                  "damaged: its sha256 is " + util::Sha256::to_hex(*digest) +
+                                      ", the name it is stored under says " + sha256,
+                                  m_offline, "fetch it again"))
+        return *refused;
     return std::optional<std::string>();
 }
 

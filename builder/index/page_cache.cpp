@@ -155,16 +155,10 @@ util::Result<std::optional<CachedPage>> PageCache::get(const std::string& key) c
         return std::optional<CachedPage>();  // an earlier version's page: fetched again
     auto content = util::unseal_text(stored);
     if (!content) {
-        const std::string what =
-            "damaged: its content does not match the digest it was written "
-            "with";
-        if (m_offline)
-            return util::make_integrity_error(
-                path, what +
-                          " (--offline: it cannot be fetched again; remove it or run without "
-                          "--offline)");
-        ::unlink(path.c_str());
-        util::report_cache_damage(path + ": " + what + "; removed, to be fetched again");
+        if (auto refused = util::discard_damaged(
+                path, "damaged: its content does not match the digest it was written with",
+                m_offline, "fetch it again"))
+            return *refused;
         return std::optional<CachedPage>();
     }
     return parse_page(*content, key);

@@ -5,8 +5,11 @@
 // collected here and the command prints them when it ends.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "util/result.hpp"
 
 namespace rootlock::util {
 
@@ -15,5 +18,14 @@ void report_cache_damage(std::string line);
 
 // Every line recorded since the last call, in the order recorded; the log is then empty.
 std::vector<std::string> take_cache_damage();
+
+// What every cache does with an entry at `path` found damaged (`what`: "damaged: ..."): offline,
+// the ErrorKind::integrity error "PATH: WHAT (--offline: remove it, or run without --offline to
+// AGAIN)", the entry left for the user to see; otherwise `path` and `also` (what goes with it)
+// are removed, "PATH: WHAT; removed, to AGAIN" is reported, and nullopt returned for the caller
+// to make or fetch it again. `again`: "fetch it again", "scan the wheel again", ...
+std::optional<Error> discard_damaged(const std::string& path, const std::string& what, bool offline,
+                                     const std::string& again,
+                                     const std::vector<std::string>& also = {});
 
 }  // namespace rootlock::util
